@@ -1,0 +1,70 @@
+"""``sltcheck repro fig4|fig5|fig6``: the synthetic reproductions."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from sltcheck.repro import synthetic
+
+
+def _print_summary(summary: dict[str, object]) -> None:
+    points = summary["points"]
+    print(f"\n{summary['figure']}: {summary['checked']} pruned sources checked against their "
+          f"a-posteriori bound, {len(summary['violations'])} violations, "  # type: ignore[arg-type]
+          f"{summary['undecided']} undecided, worst measured/bound = {summary['worst_ratio']:.3g}")
+    print(f"{'B':>3} {'T':>5} {'n':>5} {'sources':>8} {'mean error':>12} {'std':>10} {'max ratio':>10}")
+    for p in points:  # type: ignore[attr-defined]
+        print(f"{p['blocks']:>3} {p['length']:>5} {p['width']:>5} {p['sources']:>8} "
+              f"{p['mean']:>12.4g} {p['std']:>10.3g} {p['max_ratio']:>10.3g}")
+    paper, workshop = summary["paper_fit"], summary["workshop_fit"]
+    print(f"fits eps = gamma exp(-delta n)   (paper: gamma={paper['gamma']}, delta={paper['delta']}; "  # type: ignore[index]
+          f"workshop: gamma={workshop['gamma']}, delta={workshop['delta']})")  # type: ignore[index]
+    for name, fit in summary["fits"].items():  # type: ignore[attr-defined]
+        if not fit or "error" in fit:
+            print(f"  {name}: no fit ({fit.get('error') if fit else 'too few points'})")
+            continue
+        g0, g1 = fit["gamma_interval"]
+        d0, d1 = fit["delta_interval"]
+        print(f"  {name}: gamma = {fit['gamma']:.4g} [{g0:.3g}, {g1:.3g}], "
+              f"delta = {fit['delta']:.4g} [{d0:.3g}, {d1:.3g}]")
+    for violation in summary["violations"][:10]:  # type: ignore[index]
+        print(f"  VIOLATION: {violation}")
+
+
+def _handler(figure: str):
+    def handle(args: argparse.Namespace) -> int:
+        overrides = {}
+        for name in ("solver", "init", "sources", "seed", "norm_policy"):
+            value = getattr(args, name)
+            if value is not None:
+                overrides[name] = value
+        config = synthetic.preset_config(figure, args.preset, args.mode, **overrides)
+        out = args.out or str(Path("runs") / f"{figure}-{args.preset}-{args.mode}")
+        summary = synthetic.run(config, out, progress=not args.no_progress)
+        _print_summary(summary)
+        print(f"\nresults: {out}/results.sqlite, summary: {out}/summary.json")
+        return 1 if summary["violations"] else 0
+
+    return handle
+
+
+def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
+    helps = {
+        "fig4": "Figure 4: MHA approximation error vs n_K = n_V at T = 4",
+        "fig5": "Figure 5: MHA approximation error vs sequence length T for several widths",
+        "fig6": "Figure 6: transformer approximation error vs n_MHA = n_FC for B blocks",
+    }
+    for figure, help_text in helps.items():
+        parser = cli.command(figure, help_text, _handler(figure), group="repro")
+        parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
+        parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
+                            help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
+        parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
+        parser.add_argument("--init", default=None, help="override the mode's source initialisation")
+        parser.add_argument("--sources", type=int, default=None, help="random sources per point")
+        parser.add_argument("--seed", type=int, default=None)
+        parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
+                            help="targets above the theorems' norm limits: rescale (default) or keep")
+        parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
+        parser.add_argument("--no-progress", action="store_true")

@@ -1,0 +1,300 @@
+"""The synthetic experiments of Appendix B.1 (Figures 4, 5 and 6).
+
+Every source is pruned by the construction of Lemma 7 (the pruning engine),
+its error max_i ||Attn_S(x_i) - Attn_T(x_i)|| is measured over every token of
+every test sequence, and that error is checked against the a-posteriori bound
+of the proof (Theorem 9 for an MHA, 11 for one block, 14 for B >= 2 blocks)
+evaluated from the achieved weight errors. The float64 sweep over the test
+set picks the worst sequences; those are re-evaluated in mpmath and the
+verdict measured <= bound is decided there (:func:`sltcheck.verdict.decide`).
+
+Modes: ``paper`` prunes Xavier-initialised sources with Gurobi (what Appendix
+B.1 says); ``theory`` prunes sources drawn as Section 3.1 assumes with the
+exact meet-in-the-middle solver. ``--solver`` and ``--init`` mix the two.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import torch
+
+from sltcheck import construction, reference, sources
+from sltcheck.repro import targets
+from sltcheck.repro.dataset import ALPHA, angular_velocity, full_attention
+from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay
+from sltcheck.repro.store import RunDirectory
+from sltcheck.statements import theorem9, theorem11, theorem14
+from sltcheck.torch_model import MultiHeadAttention, Transformer
+from sltcheck.validation import check_choice
+from sltcheck.verdict import decide
+from sltcheck.weights import MHAWeights, TransformerWeights
+
+FIGURES = ("fig4", "fig5", "fig6")
+PRESETS = ("quick", "paper")
+MODES = {"paper": {"solver": "gurobi", "init": "xavier"}, "theory": {"solver": "mitm", "init": "theory"}}
+VERDICT_DPS = 30
+WORST_SEQUENCES = 2  # re-evaluated in mpmath per source and length
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    figure: str
+    preset: str
+    mode: str
+    solver: str
+    init: str
+    widths: tuple[int, ...]  # n_K = n_V (Figures 4, 5) or n_MHA = n_FC (Figure 6)
+    lengths: tuple[int, ...]  # T
+    blocks: tuple[int, ...] = (1,)  # B (Figure 6)
+    sources: int = 100  # random sources per point
+    test_samples: int = 10_000
+    seed: int = 0
+    heads: int = 1
+    d_key: int = 8  # the target's d_K = d_V
+    train_target: bool = True
+    target_epochs: int = 25
+    norm_policy: str = "rescale"
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def preset_config(figure: str, preset: str, mode: str, **overrides: object) -> SweepConfig:
+    check_choice("figure", figure, FIGURES)
+    check_choice("preset", preset, PRESETS)
+    check_choice("mode", mode, tuple(MODES))
+    quick = preset == "quick"
+    common = dict(figure=figure, preset=preset, mode=mode, **MODES[mode])
+    if figure == "fig4":
+        config = SweepConfig(
+            **common,  # type: ignore[arg-type]
+            widths=(4, 8, 12, 16, 20, 24) if quick else tuple(range(4, 65, 4)),
+            lengths=(4,), sources=5 if quick else 100, test_samples=500 if quick else 10_000,
+            target_epochs=3 if quick else 25,
+        )
+    elif figure == "fig5":
+        config = SweepConfig(
+            **common,  # type: ignore[arg-type]
+            widths=(8, 16) if quick else (8, 16, 32, 64),
+            lengths=(4, 16, 64) if quick else (4, 8, 16, 32, 64, 128, 256),
+            sources=3 if quick else 100, test_samples=200 if quick else 10_000,
+            target_epochs=3 if quick else 25,
+        )
+    else:
+        config = SweepConfig(
+            **common,  # type: ignore[arg-type]
+            widths=(8, 16, 24) if quick else tuple(range(8, 65, 8)),
+            lengths=(4,), blocks=(1, 2, 3) if quick else (1, 2, 3, 4),
+            sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
+            d_key=8,
+        )
+    return replace(config, **overrides)  # type: ignore[arg-type]
+
+
+# --- one source ---------------------------------------------------------------
+
+
+def _source_seed(config: SweepConfig, *point: int) -> np.random.Generator:
+    return np.random.default_rng([config.seed, FIGURES.index(config.figure), *point])
+
+
+def _worst_rows(errors: np.ndarray, count: int) -> np.ndarray:
+    return np.argsort(errors, kind="stable")[::-1][:count]
+
+
+def _attention_errors(target: MHAWeights, pruned: MHAWeights, X: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """max_i ||Attn_S(x_i) - Attn_T(x_i)|| per test sequence, in float64."""
+    with torch.no_grad():
+        Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
+        difference = MultiHeadAttention.from_weights(pruned)(Xt, maskt) - MultiHeadAttention.from_weights(target)(Xt, maskt)
+    return difference.norm(dim=-1).amax(dim=-1).numpy()
+
+
+def _transformer_errors(target: TransformerWeights, pruned: TransformerWeights, X: np.ndarray,
+                        mask: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
+        difference = Transformer.from_weights(pruned)(Xt, maskt) - Transformer.from_weights(target)(Xt, maskt)
+    return difference.norm(dim=-1).amax(dim=-1).numpy()
+
+
+def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: object, X: np.ndarray,
+              mask: np.ndarray) -> object:
+    """The measured side in mpmath for one sequence: max_i ||S(x_i) - T(x_i)||."""
+    import mpmath
+
+    with mpmath.workdps(VERDICT_DPS):
+        difference = evaluate(X, mask, pruned, VERDICT_DPS) - evaluate(X, mask, target, VERDICT_DPS)
+        return max(mpmath.sqrt(sum(v * v for v in row)) for row in difference)
+
+
+def _verdict_record(errors: np.ndarray, sequences: np.ndarray, evaluate: Callable[..., np.ndarray],
+                    target: object, pruned: object, bound: object, mask: np.ndarray) -> dict[str, object]:
+    worst = _worst_rows(errors, WORST_SEQUENCES)
+    measured = max(_mp_error(evaluate, target, pruned, sequences[row], mask) for row in worst)
+    verdict = decide(measured, bound, VERDICT_DPS)
+    return {
+        "error": float(errors.max()),
+        "worst_sequence": int(worst[0]),
+        **{key: value for key, value in verdict.as_dict().items() if key != "dps"},
+        "violated": verdict.violated,
+    }
+
+
+def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
+               test: object) -> list[dict[str, object]]:
+    """Prune one random source MHA of width n_K = n_V and check it at every length."""
+    started = time.perf_counter()
+    rng = _source_seed(config, width, index)
+    source = sources.source_mha(config.init, rng, heads=target.heads, d_in=target.d_in,
+                                d_out=target.d_out, n_key=width, n_value=width)
+    pruned = construction.prune_mha(target, source, solver=config.solver)
+    bound = theorem9.a_posteriori_bound(target, pruned.weights, ALPHA, dps=VERDICT_DPS)
+    records = []
+    for length in config.lengths:
+        X, mask = test.tokens(length), full_attention(length)  # type: ignore[attr-defined]
+        errors = _attention_errors(target, pruned.weights, X, mask)
+        record = _verdict_record(errors, X, reference.mha, target, pruned.weights, bound, mask)
+        records.append({
+            "figure": config.figure, "width": width, "length": length, "blocks": 1, "source": index,
+            "seed": [config.seed, FIGURES.index(config.figure), width, index],
+            "weight_errors": pruned.errors, "density": pruned.density, **record,
+            "seconds": time.perf_counter() - started,
+        })
+    return records
+
+
+def transformer_source(config: SweepConfig, target: TransformerWeights, width: int, index: int,
+                       test: object) -> list[dict[str, object]]:
+    started = time.perf_counter()
+    blocks = len(target.blocks)
+    rng = _source_seed(config, blocks, width, index)
+    source = sources.source_transformer(config.init, rng, blocks=blocks, heads=config.heads,
+                                        d=target.blocks[0].attention.d_in, n_mha=width, n_fc=width)
+    pruned = construction.prune_transformer(target, source, solver=config.solver)
+    statement = theorem14 if blocks >= 2 else theorem11
+    bound = (theorem14.a_posteriori_bound(target, pruned.weights, ALPHA, dps=VERDICT_DPS) if blocks >= 2
+             else theorem11.a_posteriori_bound(target.blocks[0], pruned.weights.blocks[0], ALPHA,
+                                               dps=VERDICT_DPS))
+    length = config.lengths[0]
+    X, mask = test.tokens(length), full_attention(length)  # type: ignore[attr-defined]
+    errors = _transformer_errors(target, pruned.weights, X, mask)
+    record = _verdict_record(errors, X, reference.transformer, target, pruned.weights, bound, mask)
+    return [{
+        "figure": config.figure, "width": width, "length": length, "blocks": blocks, "source": index,
+        "seed": [config.seed, FIGURES.index(config.figure), blocks, width, index],
+        "bound_statement": statement.__name__.rsplit(".", 1)[-1],
+        "weight_errors": pruned.errors, "density": pruned.density, **record,
+        "seconds": time.perf_counter() - started,
+    }]
+
+
+# --- the sweep ------------------------------------------------------------------
+
+
+def _key(figure: str, blocks: int, width: int, index: int) -> str:
+    return f"{figure}/B{blocks:02d}/n{width:04d}/s{index:04d}"
+
+
+def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
+    for blocks in config.blocks:
+        for width in config.widths:
+            for index in range(config.sources):
+                yield _key(config.figure, blocks, width, index), blocks, width, index
+
+
+def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, object]:
+    """One target per block count, seeded; trained (Figures 4, 5) or untrained (Figure 6)."""
+    rng = np.random.default_rng([config.seed, FIGURES.index(config.figure), 10**6])
+    built: dict[int, object] = {}
+    for blocks in config.blocks:
+        if config.figure in ("fig4", "fig5"):
+            initial = targets.theory_target_mha(rng, 2, 1, config.d_key, config.d_key, config.heads)
+            if config.train_target:
+                training = targets.TrainingConfig(epochs=config.target_epochs)
+                initial = targets.train_mha(initial, angular_velocity("train", config.seed), training,
+                                            seed=config.seed, progress=progress)
+            built[blocks] = initial
+        else:
+            built[blocks] = targets.theory_target_transformer(rng, blocks, 2, config.d_key, config.d_key,
+                                                              config.heads)
+    return built
+
+
+def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, object]:
+    """Run (or resume) a sweep into ``out``; returns the summary also written to summary.json."""
+    from tqdm import tqdm
+
+    with RunDirectory(out, asdict(config)) as run_dir:
+        raw_targets = build_targets(config, progress)
+        prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}  # type: ignore[arg-type]
+        test = angular_velocity("test", config.seed, config.test_samples)
+        done = run_dir.done()
+        todo = [unit for unit in units(config) if unit[0] not in done]
+        total = config.sources * len(config.widths) * len(config.blocks)
+        bar = tqdm(total=total, initial=total - len(todo), desc=f"{config.figure} sources",
+                   disable=not progress, unit="src")
+        for key, blocks, width, index in todo:
+            work = mha_source if config.figure in ("fig4", "fig5") else transformer_source
+            records = work(config, prepared[blocks], width, index, test)  # type: ignore[arg-type]
+            run_dir.add(key, {"records": records})
+            bar.update(1)
+        bar.close()
+        records = [r for row in run_dir.records() for r in row["records"]]  # type: ignore[attr-defined]
+        summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})  # type: ignore[arg-type]
+        run_dir.write_json("summary.json", summary)
+        return summary
+
+
+def summarise(config: SweepConfig, records: list[dict[str, object]],
+              target_norms: dict[int, dict[str, float]]) -> dict[str, object]:
+    """Mean and standard deviation per point, fits, and every violation."""
+    points = []
+    groups: dict[tuple[int, int, int], list[dict[str, object]]] = {}
+    for record in records:
+        groups.setdefault((record["blocks"], record["length"], record["width"]), []).append(record)  # type: ignore[index]
+    for (blocks, length, width), group in sorted(groups.items()):
+        errors = np.array([r["error"] for r in group], dtype=float)
+        ratios = np.array([r["ratio"] for r in group], dtype=float)
+        points.append({
+            "blocks": blocks, "length": length, "width": width, "sources": len(group),
+            "mean": float(errors.mean()), "std": float(errors.std(ddof=1)) if len(group) > 1 else 0.0,
+            "max_ratio": float(ratios.max()),
+            "mean_bound": float(np.mean([float(r["bound"]) for r in group])),  # type: ignore[arg-type]
+        })
+    violations = [r for r in records if r["violated"]]
+    return {
+        "figure": config.figure, "config": asdict(config), "points": points,
+        "fits": _fits(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
+        "checked": len(records), "violations": violations,
+        "undecided": sum(bool(r["undecided"]) for r in records),
+        "worst_ratio": max((float(r["ratio"]) for r in records), default=float("nan")),  # type: ignore[arg-type]
+        "target_norms": {str(b): n for b, n in target_norms.items()},
+        "norm_policy": config.norm_policy,
+    }
+
+
+def _fits(config: SweepConfig, points: list[dict[str, object]]) -> dict[str, object]:
+    def fit_of(selected: list[dict[str, object]], delta: float | None = None) -> dict[str, object] | None:
+        if len(selected) < 2:
+            return None
+        n = np.array([p["width"] for p in selected], dtype=float)
+        eps = np.array([p["mean"] for p in selected], dtype=float)
+        try:
+            return fit_decay(n, eps, delta).as_dict()
+        except (RuntimeError, ValueError) as error:  # a degenerate curve has no fit
+            return {"error": str(error)}
+
+    if config.figure == "fig4":
+        return {"all": fit_of(points)}
+    if config.figure == "fig5":
+        return {f"T={length}": fit_of([p for p in points if p["length"] == length]) for length in config.lengths}
+    first = fit_of([p for p in points if p["blocks"] == config.blocks[0]])
+    shared = first.get("delta") if first else None
+    fits = {f"B={config.blocks[0]}": first}
+    for blocks in config.blocks[1:]:
+        fits[f"B={blocks}"] = fit_of([p for p in points if p["blocks"] == blocks],
+                                     delta=shared if isinstance(shared, float) else None)
+    return fits

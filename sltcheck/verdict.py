@@ -1,0 +1,64 @@
+"""Deciding "measured <= bound" honestly, at a declared precision.
+
+Both sides are evaluated in mpmath at ``dps`` digits. The verdict is decided
+only when the two sides differ by more than the precision can blur: a gap of
+at least ``10**(GUARD_DIGITS - dps)`` relative to the larger side. Closer than
+that, the outcome is reported as ``undecided`` (and counted as holding only by
+the point value), never silently decided by rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+
+from sltcheck.validation import check_dps
+
+DEFAULT_DPS = 50
+# Digits given up to the rounding of the evaluations themselves (a few hundred
+# operations at most lose far fewer than 10 digits).
+GUARD_DIGITS = 10
+
+
+@dataclass(frozen=True)
+class Verdict:
+    measured: mpmath.mpf
+    bound: mpmath.mpf
+    dps: int
+    holds: bool  # measured <= bound at the point values
+    undecided: bool  # too close to call at this precision
+
+    @property
+    def ratio(self) -> float:
+        """measured / bound (inf for a zero bound with a positive measured side)."""
+        if self.bound == 0:
+            return 0.0 if self.measured == 0 else float("inf")
+        return float(self.measured / self.bound)
+
+    @property
+    def violated(self) -> bool:
+        return not self.holds and not self.undecided
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "measured": mpmath.nstr(self.measured, 20),
+            "bound": mpmath.nstr(self.bound, 20),
+            "ratio": self.ratio,
+            "dps": self.dps,
+            "holds": self.holds,
+            "undecided": self.undecided,
+        }
+
+
+def decide(measured: object, bound: object, dps: int = DEFAULT_DPS) -> Verdict:
+    """Compare two values computed at ``dps`` digits."""
+    dps = check_dps(dps)
+    with mpmath.workdps(dps):
+        m, b = mpmath.mpf(measured), mpmath.mpf(bound)  # type: ignore[arg-type]
+        if not (mpmath.isfinite(m) and mpmath.isfinite(b)):
+            raise ValueError(f"measured and bound must be finite, got {m} and {b}")
+        scale = max(abs(m), abs(b))
+        resolution = scale * mpmath.mpf(10) ** (GUARD_DIGITS - dps)
+        undecided = bool(abs(b - m) <= resolution) and scale > 0
+        return Verdict(measured=m, bound=b, dps=dps, holds=bool(m <= b), undecided=undecided)
