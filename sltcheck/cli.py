@@ -14,7 +14,11 @@ import sys
 from collections.abc import Callable, Sequence
 
 # Modules that register commands; each defines register(cli: CommandLine).
-COMMAND_MODULES: tuple[str, ...] = ("sltcheck.statements_cli",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "sltcheck.statements_cli",
+    "sltcheck.repro.cli",
+    "sltcheck.report_cli",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

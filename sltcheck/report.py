@@ -1,0 +1,324 @@
+"""The HTML bound report: one self-contained page (and the same content as JSON).
+
+Inputs are run directories (or files) written by ``sltcheck check``
+(``findings.json``), ``sltcheck repro fig4|fig5|fig6`` (``summary.json``) and
+``sltcheck repro fig7|fig8`` (``results.json``). The page carries its plots as
+inline SVG and has no scripts, fonts or links to fetch; every string that
+comes from a run is HTML-escaped. Violations come first.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from html import escape
+from pathlib import Path
+
+from sltcheck import __version__
+from sltcheck.repro.store import versions
+from sltcheck.svgplot import Series, histogram, line_plot
+
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #eee;padding-bottom:.2em;margin-top:1.8em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #ddd;padding:.25em .55em;
+text-align:left;vertical-align:top}th{background:#f5f5f5}.ok{color:#1a7f37;font-weight:bold}
+.bad{color:#c62828;font-weight:bold}.warn{color:#a86b00;font-weight:bold}
+.card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1em 0}
+.violation{border:2px solid #c62828;background:#fff5f5}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
+font-size:.82em;max-height:22em}.plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+.muted{color:#666;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
+"""
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _ratio(value: object) -> str:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return _e(value)
+    return "—" if math.isnan(number) else f"{number:.4g}"
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def load_inputs(paths: list[str]) -> dict[str, list[dict[str, object]]]:
+    """Sort every given run directory or file into findings, synthetic and lm results."""
+    found: dict[str, list[dict[str, object]]] = {"findings": [], "synthetic": [], "lm": []}
+    for raw in paths:
+        path = Path(raw)
+        candidates = [path] if path.is_file() else sorted(path.rglob("*.json")) if path.is_dir() else []
+        if not candidates:
+            raise ValueError(f"--in {raw!r} is neither a run directory nor a results file")
+        for file in candidates:
+            name = file.name
+            if name not in ("findings.json", "summary.json", "results.json"):
+                continue
+            payload = json.loads(file.read_text())
+            payload["_source"] = str(file)
+            kind = {"findings.json": "findings", "summary.json": "synthetic", "results.json": "lm"}[name]
+            found[kind].append(payload)
+    return found
+
+
+def _entries(findings: dict[str, object]) -> list[dict[str, object]]:
+    for key in ("entries", "findings", "results"):
+        if isinstance(findings.get(key), list):
+            return findings[key]  # type: ignore[return-value]
+    return []
+
+
+# --- building -------------------------------------------------------------------------
+
+
+def build(inputs: dict[str, list[dict[str, object]]], label: str = "sltcheck report") -> dict[str, object]:
+    """The report's content as one JSON-serialisable dict."""
+    entries = [e for f in inputs["findings"] for e in _entries(f)]
+    statements = [e for e in entries if not e.get("mutant")]
+    mutants = [e for e in entries if e.get("mutant")]
+    violated = [e for e in statements if e.get("violated")]
+    tightest = max(statements, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
+    synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]  # type: ignore[attr-defined]
+    return {
+        "label": label,
+        "created": _dt.datetime.now().isoformat(timespec="seconds"),
+        "sltcheck": __version__,
+        "environment": versions(),
+        "settings": [
+            {k: f.get(k) for k in ("profile", "dps", "seed", "examples_per_property", "_source") if k in f}
+            for f in inputs["findings"]
+        ],
+        "glance": {
+            "statements_checked": len(statements),
+            "held": len(statements) - len(violated),
+            "violated": [f"{e.get('statement')} [{e.get('variant')}]" for e in violated],
+            "tightest": None if tightest is None else {
+                "statement": tightest.get("statement"), "variant": tightest.get("variant"),
+                "ratio": tightest.get("worst_ratio")},
+            "mutants": len(mutants),
+            "mutants_refuted": sum(bool(m.get("refuted", m.get("violated"))) for m in mutants),
+            "reproductions": [
+                {"figure": s.get("figure"), "checked": s.get("checked"),
+                 "violations": len(s.get("violations", [])), "worst_ratio": s.get("worst_ratio"),  # type: ignore[arg-type]
+                 "source": s.get("_source")}
+                for s in inputs["synthetic"]
+            ],
+            "lm_runs": [{"figure": r.get("figure"), "preset": r.get("preset"), "runs": len(r.get("runs", [])),  # type: ignore[arg-type]
+                         "source": r.get("_source")} for r in inputs["lm"]],
+            "synthetic_violations": len(synthetic_violations),
+        },
+        "statements": entries,
+        "synthetic": inputs["synthetic"],
+        "lm": inputs["lm"],
+    }
+
+
+# --- rendering ------------------------------------------------------------------------
+
+
+def _glance_html(report: dict[str, object]) -> str:
+    g = report["glance"]  # type: dict[str, object]  # type: ignore[assignment]
+    violated = g["violated"]  # type: ignore[index]
+    tight = g["tightest"]  # type: ignore[index]
+    rows = [
+        ("statements and variants checked", str(g["statements_checked"])),  # type: ignore[index]
+        ("held", f'<span class="ok">{g["held"]}</span>'),  # type: ignore[index]
+        ("violated", f'<span class="bad">{_e(", ".join(violated))}</span>' if violated else '<span class="ok">none</span>'),
+        ("tightest measured / bound", "—" if not tight else
+         f"{_ratio(tight['ratio'])} ({_e(tight['statement'])} [{_e(tight['variant'])}])"),
+        ("mutants refuted", f"{g['mutants_refuted']} of {g['mutants']}"),  # type: ignore[index]
+    ]
+    for rep in g["reproductions"]:  # type: ignore[index]
+        state = ('<span class="ok">every measured error under its bound</span>' if not rep["violations"]
+                 else f'<span class="bad">{rep["violations"]} above their bound</span>')
+        rows.append((f"reproduction {_e(rep['figure'])}",
+                     f"{_e(rep['checked'])} pruned sources checked; {state}; worst ratio {_ratio(rep['worst_ratio'])}"))
+    for run in g["lm_runs"]:  # type: ignore[index]
+        rows.append((f"language model {_e(run['figure'])}", f"{_e(run['runs'])} runs, preset {_e(run['preset'])}"))
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    env = report["environment"]
+    env_html = ", ".join(f"{_e(k)} {_e(v)}" for k, v in env.items())  # type: ignore[attr-defined]
+    settings = "; ".join(", ".join(f"{_e(k)}={_e(v)}" for k, v in s.items()) for s in report["settings"])  # type: ignore[attr-defined]
+    return (f"<h2>At a glance</h2><table>{body}</table>"
+            f'<p class="muted">Environment: {env_html}.<br>Checks: {settings or "none"}.</p>')
+
+
+def _violations_html(report: dict[str, object]) -> str:
+    cards = []
+    for e in report["statements"]:  # type: ignore[attr-defined]
+        if e.get("violated") and not e.get("mutant"):
+            cards.append(
+                f'<div class="card violation"><b class="bad">Violated:</b> {_e(e.get("statement"))} '
+                f'[{_e(e.get("variant"))}] — measured/bound = {_ratio(e.get("worst_ratio"))}, seed {_e(e.get("seed"))}.'
+                f'<br>{_e(e.get("explanation", ""))}<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
+    for s in report["synthetic"]:  # type: ignore[attr-defined]
+        for v in s.get("violations", [])[:20]:
+            cards.append(
+                f'<div class="card violation"><b class="bad">Violated in {_e(s.get("figure"))}:</b> source '
+                f'{_e(v.get("source"))} (seed {_e(v.get("seed"))}), width {_e(v.get("width"))}, T = '
+                f'{_e(v.get("length"))}, B = {_e(v.get("blocks"))}: measured {_e(v.get("measured"))} &gt; bound '
+                f'{_e(v.get("bound"))}.</div>')
+    return "<h2>Violations</h2>" + "".join(cards) if cards else ""
+
+
+def _statements_html(report: dict[str, object]) -> str:
+    groups: dict[str, list[dict[str, object]]] = {}
+    for e in report["statements"]:  # type: ignore[attr-defined]
+        groups.setdefault(str(e.get("statement")), []).append(e)
+    if not groups:
+        return "<h2>Statements</h2><p>No statement checks in this report.</p>"
+    out = ["<h2>Statements</h2>"]
+    for name, items in groups.items():
+        variants = [e for e in items if not e.get("mutant")]
+        mutants = [e for e in items if e.get("mutant")]
+        head = items[0]
+        out.append(f'<div class="card"><h3>{_e(head.get("title") or name)}</h3>')
+        if head.get("text"):
+            out.append(f"<p>{_e(head['text'])}</p>")
+        if head.get("assumptions"):
+            out.append(f"<p><b>Assumptions:</b> {_e(', '.join(map(str, head['assumptions'])))}</p>")  # type: ignore[arg-type]
+        rows = "".join(
+            f"<tr><td>{_e(v.get('variant'))}</td><td>{_e(v.get('examples'))}</td>"
+            f"<td>{_ratio(v.get('worst_ratio'))}</td><td>{_e(v.get('undecided', 0))}</td>"
+            f"<td>{'<span class=bad>violated</span>' if v.get('violated') else '<span class=ok>held</span>'}"
+            f"{' (certified)' if v.get('certified') else ''}</td><td>{_e(v.get('seed'))}</td></tr>"
+            for v in variants)
+        out.append("<table><tr><th>variant</th><th>examples</th><th>worst measured/bound</th>"
+                   f"<th>undecided</th><th>verdict</th><th>seed</th></tr>{rows}</table>")
+        plots = [histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",  # type: ignore[union-attr]
+                           xlabel="measured / bound") for v in variants if v.get("ratios")]
+        if plots:
+            out.append(f'<div class="plots">{"".join(plots)}</div>')
+        if mutants:
+            mrows = "".join(
+                f"<tr><td>{_e(m.get('variant'))}</td><td>{_e(m.get('why', ''))}</td>"
+                f"<td>{'<span class=ok>refuted</span>' if m.get('refuted', m.get('violated')) else '<span class=bad>survived</span>'}"
+                f"</td><td><code>{_e(json.dumps(m.get('instance'))[:300])}</code></td></tr>" for m in mutants)
+            out.append("<p><b>Mutants</b> (known-false variants the search must refute):</p><table><tr><th>mutant</th>"
+                       f"<th>why it is false</th><th>outcome</th><th>shrunk counterexample</th></tr>{mrows}</table>")
+        for v in variants:
+            out.append(f"<details><summary>worst instance of [{_e(v.get('variant'))}] (replayable)</summary>"
+                       f"<pre>{_e(json.dumps(v.get('instance'), indent=1)[:6000])}</pre></details>")
+        out.append("</div>")
+    return "".join(out)
+
+
+def _synthetic_html(summary: dict[str, object]) -> str:
+    figure = str(summary.get("figure"))
+    points = summary.get("points", [])  # type: list[dict[str, object]]  # type: ignore[assignment]
+    fits = summary.get("fits", {})  # type: dict[str, object]  # type: ignore[assignment]
+    paper = summary.get("paper_fit", {})  # type: dict[str, float]  # type: ignore[assignment]
+    series: list[Series] = []
+    if figure in ("fig4", "fig6"):
+        key, xlabel = "blocks", "source width n (n_K = n_V, or n_MHA = n_FC)"
+        for value in sorted({p[key] for p in points}):  # type: ignore[type-var]
+            chosen = [p for p in points if p[key] == value]
+            x = [float(p["width"]) for p in chosen]  # type: ignore[arg-type]
+            label = "error" if figure == "fig4" else f"B = {value}"
+            series.append(Series(label, x, [float(p["mean"]) for p in chosen],  # type: ignore[arg-type]
+                                 [float(p["std"]) for p in chosen]))  # type: ignore[arg-type]
+            fit = fits.get("all" if figure == "fig4" else f"B={value}")
+            if isinstance(fit, dict) and "gamma" in fit:
+                series.append(Series(f"fit {label}", x, [fit["gamma"] * math.exp(-fit["delta"] * v) for v in x],
+                                     dashed=True, markers=False, color=series[-1].color))
+            series.append(Series(f"bound {label}", x, [float(p["mean_bound"]) for p in chosen],  # type: ignore[arg-type]
+                                 dashed=True, markers=False))
+        if figure == "fig4" and paper and points:
+            x = sorted({float(p["width"]) for p in points})  # type: ignore[arg-type]
+            series.append(Series("paper 0.8e^-0.06n", x, [paper["gamma"] * math.exp(-paper["delta"] * v) for v in x],
+                                 dashed=True, markers=False, color="#7f7f7f"))
+        plot = line_plot(series, title=f"{figure}: approximation error vs width", xlabel=xlabel,
+                         ylabel="max_i ||S(x_i) - T(x_i)||", logy=True)
+    else:
+        for width in sorted({p["width"] for p in points}):  # type: ignore[type-var]
+            chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])  # type: ignore[arg-type,return-value]
+            series.append(Series(f"n = {width}", [float(p["length"]) for p in chosen],  # type: ignore[arg-type]
+                                 [float(p["mean"]) for p in chosen], [float(p["std"]) for p in chosen]))  # type: ignore[arg-type]
+        plot = line_plot(series, title="fig5: approximation error vs sequence length", xlabel="T",
+                         ylabel="max_i ||S(x_i) - T(x_i)||", logy=True, logx=True)
+    rows = "".join(
+        f"<tr><td>{_e(p['blocks'])}</td><td>{_e(p['length'])}</td><td>{_e(p['width'])}</td><td>{_e(p['sources'])}</td>"
+        f"<td>{float(p['mean']):.4g}</td><td>{float(p['std']):.3g}</td><td>{float(p['mean_bound']):.3g}</td>"  # type: ignore[arg-type]
+        f"<td>{_ratio(p['max_ratio'])}</td></tr>" for p in points)
+    fit_rows = "".join(
+        f"<tr><td>{_e(name)}</td><td>{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]</td>"
+        f"<td>{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]</td></tr>"
+        for name, fit in fits.items() if isinstance(fit, dict) and "gamma" in fit)
+    config = summary.get("config", {})  # type: dict[str, object]  # type: ignore[assignment]
+    return (f'<div class="card"><h3>{_e(figure)} — mode {_e(config.get("mode"))}, solver {_e(config.get("solver"))}, '
+            f'initialisation {_e(config.get("init"))}, preset {_e(config.get("preset"))}</h3>'
+            f'<p>{_e(summary.get("checked"))} pruned sources, each checked against the a-posteriori bound of its '
+            f'proof: {len(summary.get("violations", []))} violations, worst measured/bound '  # type: ignore[arg-type]
+            f'{_ratio(summary.get("worst_ratio"))}. Targets: norm policy {_e(summary.get("norm_policy"))}.</p>'
+            f'<div class="plots">{plot}</div>'
+            f"<table><tr><th>fit</th><th>gamma [95% CI]</th><th>delta [95% CI]</th></tr>{fit_rows}"
+            f"<tr><td>paper</td><td>0.8</td><td>0.06</td></tr><tr><td>workshop</td><td>0.77</td><td>0.055</td></tr></table>"
+            f"<table><tr><th>B</th><th>T</th><th>n</th><th>sources</th><th>mean error</th><th>std</th>"
+            f"<th>mean bound</th><th>max measured/bound</th></tr>{rows}</table>"
+            f'<p class="muted">run: {_e(summary.get("_source"))}</p></div>')
+
+
+def _lm_html(result: dict[str, object]) -> str:
+    summary = result.get("summary", [])  # type: list[dict[str, object]]  # type: ignore[assignment]
+    figure = str(result.get("figure"))
+    plots = []
+    if summary:
+        key = "scale" if figure == "fig8" else "nonzero_params"
+        groups: dict[str, list[dict[str, object]]] = {}
+        for point in summary:
+            label = f"s = {point.get('scale')}" if figure == "fig7" else "edge-popup"
+            groups.setdefault(label, []).append(point)
+        series = []
+        for label, chosen in groups.items():
+            chosen = [p for p in chosen if p.get(key) is not None and p.get("mean") is not None]
+            chosen.sort(key=lambda p: float(p[key]))  # type: ignore[arg-type]
+            series.append(Series(label, [float(p[key]) for p in chosen], [float(p["mean"]) for p in chosen],  # type: ignore[arg-type]
+                                 [float(p.get("std") or 0.0) for p in chosen]))  # type: ignore[arg-type]
+        plots.append(line_plot(series, title=f"{figure}: validation loss vs {key.replace('_', ' ')}",
+                               xlabel="query/key scale s" if figure == "fig8" else "nonzero parameters",
+                               ylabel="validation loss"))
+    rows = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in point.values()) + "</tr>" for point in summary)
+    head = "".join(f"<th>{_e(k)}</th>" for k in (summary[0].keys() if summary else []))
+    return (f'<div class="card"><h3>{_e(figure)} — preset {_e(result.get("preset"))}</h3>'
+            f'<div class="plots">{"".join(plots)}</div><table><tr>{head}</tr>{rows}</table>'
+            f'<p class="muted">run: {_e(result.get("_source"))}</p></div>')
+
+
+def render(report: dict[str, object]) -> str:
+    synthetic = "".join(_synthetic_html(s) for s in report["synthetic"])  # type: ignore[attr-defined]
+    lm = "".join(_lm_html(r) for r in report["lm"])  # type: ignore[attr-defined]
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{_e(report['label'])}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{_e(report['label'])}</h1><p class=\"muted\">sltcheck {_e(report['sltcheck'])}, "
+        f"{_e(report['created'])}. Checks of Otsuka et al., \"The Strong Lottery Ticket Hypothesis for "
+        "Multi-Head Attention Mechanisms\" (arXiv 2511.04217, AAAI 2026).</p>"
+        + _violations_html(report) + _glance_html(report) + _statements_html(report)
+        + "<h2>Reproductions</h2>" + (synthetic or "<p>No synthetic reproduction in this report.</p>")
+        + (lm and "<h2>Language models</h2>" + lm) + "</body></html>"
+    )
+
+
+def write(report: dict[str, object], out: str | None = None, directory: str = "reports") -> Path:
+    """Write the HTML and the JSON beside it; never overwrite an earlier report."""
+    if out is None:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        target = Path(directory) / f"sltcheck-report-{stamp}.html"
+    else:
+        target = Path(out)
+    if target.suffix != ".html":
+        raise ValueError(f"out must name an .html file, got {str(target)!r}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stem, counter = target.with_suffix(""), 1
+    while target.exists() or target.with_suffix(".json").exists():
+        counter += 1
+        target = Path(f"{stem}-{counter}.html")
+    target.with_suffix(".json").write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
+    target.write_text(render(report))
+    return target

@@ -1,0 +1,60 @@
+"""``sltcheck report``: build the HTML bound report (running the quick checks first if asked)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+from pathlib import Path
+
+from sltcheck import report
+
+QUICK_REPRODUCTIONS = ("fig4", "fig5", "fig6")
+
+
+def _run_quick(run_root: Path, with_lm: bool) -> list[str]:
+    """The quick checks and quick reproductions, each into its own run directory."""
+    from sltcheck.cli import main
+
+    produced = []
+    check_dir = run_root / "check"
+    print(f"== sltcheck check --profile ci --out {check_dir}")
+    main(["check", "--profile", "ci", "--out", str(check_dir)])
+    produced.append(str(check_dir))
+    for figure in QUICK_REPRODUCTIONS:
+        out = run_root / figure
+        print(f"== sltcheck repro {figure} --preset quick --out {out}")
+        main(["repro", figure, "--preset", "quick", "--out", str(out)])
+        produced.append(str(out))
+    if with_lm:
+        out = run_root / "fig8"
+        print(f"== sltcheck repro fig8 --preset cpu-tiny --out {out}")
+        main(["repro", "fig8", "--preset", "cpu-tiny", "--out", str(out)])
+        produced.append(str(out))
+    return produced
+
+
+def handle(args: argparse.Namespace) -> int:
+    inputs = list(args.inputs or [])
+    if not inputs:
+        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        inputs = _run_quick(Path(args.runs) / stamp, args.lm)
+    content = report.build(report.load_inputs(inputs), label=args.label)
+    path = report.write(content, args.out)
+    glance = content["glance"]
+    print(f"\n{glance['held']} of {glance['statements_checked']} statement variants held; "  # type: ignore[index]
+          f"{glance['synthetic_violations']} reproduction violations.")  # type: ignore[index]
+    print(f"report: {path.resolve()}")
+    print(f"json:   {path.with_suffix('.json').resolve()}")
+    return 0
+
+
+def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
+    parser = cli.command(
+        "report", "write the self-contained HTML bound report (without --in: run the quick checks "
+        "and quick reproductions first)", handle)
+    parser.add_argument("--in", dest="inputs", nargs="+", metavar="RUN_DIR",
+                        help="run directories or files (findings.json, summary.json, results.json)")
+    parser.add_argument("--out", default=None, help="HTML file (default: reports/sltcheck-report-DATE.html)")
+    parser.add_argument("--runs", default="runs", help="where the quick runs go when --in is not given")
+    parser.add_argument("--lm", action="store_true", help="also run the cpu-tiny GPT-2 Figure 8 sweep")
+    parser.add_argument("--label", default="sltcheck bound report")

@@ -1,0 +1,173 @@
+"""Small, dependency-free SVG plots for the self-contained HTML report.
+
+Every label passes through ``html.escape``; the output is a single ``<svg>``
+element with an explicit width and height, so it renders offline, in a mail
+attachment, with no scripts or fonts fetched.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
+
+
+@dataclass
+class Series:
+    label: str
+    x: list[float]
+    y: list[float]
+    yerr: list[float] | None = None
+    dashed: bool = False
+    markers: bool = True
+    color: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _ticks(low: float, high: float, log: bool) -> list[float]:
+    if log:
+        first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+        step = max(1, (last - first) // 6)
+        return [10.0**k for k in range(first, last + 1, step)]
+    if high == low:
+        return [low]
+    raw = (high - low) / 5
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = min((m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw), default=raw)
+    start = math.ceil(low / step) * step
+    return [start + i * step for i in range(int((high - start) / step) + 1)]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.0e}" if (abs(value) >= 1e4 or 0 < abs(value) < 1e-2) else f"{value:g}"
+
+
+def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, logy: bool = False,
+              logx: bool = False, width: int = 560, height: int = 340) -> str:
+    """A line plot with optional error bars (mean ± std) and log axes."""
+    left, right, top, bottom = 70, 170, 30, 50
+    xs = [x for s in series for x in s.x]
+    ys = [y for s in series for y in s.y]
+    for s in series:
+        if s.yerr:
+            ys += [y + e for y, e in zip(s.y, s.yerr, strict=True)]
+            ys += [y - e for y, e in zip(s.y, s.yerr, strict=True) if not logy or y - e > 0]
+    if logy:
+        ys = [y for y in ys if y > 0 and math.isfinite(y)]
+    if logx:
+        xs = [x for x in xs if x > 0]
+    if not xs or not ys:
+        return _empty(title, width, height)
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = min(ys), max(ys)
+    if logy:
+        y0, y1 = 10 ** math.floor(math.log10(y0)), 10 ** math.ceil(math.log10(y1))
+    elif y0 == y1:
+        y0, y1 = y0 - 1, y1 + 1
+    if x0 == x1:
+        x0, x1 = x0 - 1, x1 + 1
+
+    def tx(x: float) -> float:
+        fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) if logx else (x - x0) / (x1 - x0)
+        return left + fraction * (width - left - right)
+
+    def ty(y: float) -> float:
+        if logy:
+            y = max(y, y0)
+            fraction = (math.log10(y) - math.log10(y0)) / (math.log10(y1) - math.log10(y0))
+        else:
+            fraction = (y - y0) / (y1 - y0)
+        return height - bottom - fraction * (height - top - bottom)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2 - right / 2 + left / 2:.0f}" y="18" text-anchor="middle" '
+        f'font-size="14" font-weight="bold">{escape(title)}</text>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="black"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
+    ]
+    for tick in _ticks(y0, y1, logy):
+        if y0 <= tick <= y1:
+            parts.append(f'<line x1="{left - 4}" y1="{ty(tick):.1f}" x2="{width - right}" y2="{ty(tick):.1f}" '
+                         f'stroke="#ddd"/><text x="{left - 6}" y="{ty(tick) + 4:.1f}" text-anchor="end" '
+                         f'font-size="11">{escape(_fmt(tick))}</text>')
+    for tick in _ticks(x0, x1, logx):
+        if x0 <= tick <= x1:
+            parts.append(f'<line x1="{tx(tick):.1f}" y1="{height - bottom}" x2="{tx(tick):.1f}" '
+                         f'y2="{height - bottom + 4}" stroke="black"/><text x="{tx(tick):.1f}" '
+                         f'y="{height - bottom + 17}" text-anchor="middle" font-size="11">{escape(_fmt(tick))}</text>')
+    parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 10}" text-anchor="middle" '
+                 f'font-size="12">{escape(xlabel)}</text>')
+    parts.append(f'<text x="16" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" font-size="12" '
+                 f'transform="rotate(-90 16 {(top + height - bottom) / 2:.0f})">{escape(ylabel)}</text>')
+    for index, s in enumerate(series):
+        color = s.color or PALETTE[index % len(PALETTE)]
+        points = [(x, y) for x, y in zip(s.x, s.y, strict=True)
+                  if (not logy or y > 0) and (not logx or x > 0) and math.isfinite(y)]
+        if not points:
+            continue
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        path = " ".join(f"{tx(x):.1f},{ty(y):.1f}" for x, y in points)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>')
+        if s.markers:
+            parts += [f'<circle cx="{tx(x):.1f}" cy="{ty(y):.1f}" r="3" fill="{color}"/>' for x, y in points]
+        if s.yerr:
+            for x, y, e in zip(s.x, s.y, s.yerr, strict=True):
+                low = y - e if (not logy or y - e > 0) else y0
+                parts.append(f'<line x1="{tx(x):.1f}" y1="{ty(low):.1f}" x2="{tx(x):.1f}" '
+                             f'y2="{ty(y + e):.1f}" stroke="{color}" stroke-width="1"/>')
+        legend_y = top + 16 * index + 10
+        parts.append(f'<line x1="{width - right + 10}" y1="{legend_y}" x2="{width - right + 30}" '
+                     f'y2="{legend_y}" stroke="{color}" stroke-width="2"{dash}/>'
+                     f'<text x="{width - right + 34}" y="{legend_y + 4}" font-size="11">'
+                     f'{escape(s.label[:24])}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram(values: list[float], *, title: str, xlabel: str, bins: int = 20, width: int = 360,
+              height: int = 200, marker: float | None = 1.0) -> str:
+    """Counts of ``values`` in equal bins on [0, max(values, marker)]; a red line at ``marker``."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return _empty(title, width, height)
+    high = max(max(finite), marker or 0.0) or 1.0
+    counts = [0] * bins
+    for v in finite:
+        counts[min(bins - 1, max(0, int(v / high * bins)))] += 1
+    left, bottom, top = 40, 40, 28
+    plot_w, plot_h = width - left - 10, height - top - bottom
+    peak = max(counts) or 1
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="12" font-weight="bold">'
+        f'{escape(title)}</text>',
+    ]
+    for i, count in enumerate(counts):
+        bar_h = plot_h * count / peak
+        parts.append(f'<rect x="{left + i * plot_w / bins:.1f}" y="{top + plot_h - bar_h:.1f}" '
+                     f'width="{plot_w / bins - 1:.1f}" height="{bar_h:.1f}" fill="#1f77b4"/>')
+    if marker is not None:
+        mx = left + plot_w * marker / high
+        parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{top + plot_h}" stroke="#d62728" '
+                     f'stroke-width="2"/>')
+    parts.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="black"/>')
+    parts.append(f'<text x="{left}" y="{top + plot_h + 14}" font-size="10">0</text>'
+                 f'<text x="{left + plot_w}" y="{top + plot_h + 14}" font-size="10" text-anchor="end">'
+                 f'{escape(_fmt(high))}</text>'
+                 f'<text x="{left + plot_w / 2:.0f}" y="{height - 8}" text-anchor="middle" font-size="11">'
+                 f'{escape(xlabel)} (n = {len(finite)}, peak bin {peak})</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _empty(title: str, width: int, height: int) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" class="plot">'
+            f'<rect width="{width}" height="{height}" fill="#f6f6f6"/><text x="{width / 2}" y="{height / 2}" '
+            f'text-anchor="middle" font-size="12">{escape(title)}: no data</text></svg>')
