@@ -152,7 +152,9 @@ def _alpha_large(inst: dict[str, object]) -> str | None:
     d2 = int(inst.get("d2", d1))  # type: ignore[call-overload]
     with mpmath.workdps(CHECK_DPS):
         need = mpmath.sqrt(max(d1, d2))
-        return None if alpha >= need else f"alpha = {mpmath.nstr(alpha, 8)} < sqrt(max(d1, d2)) = {mpmath.nstr(need, 8)}"
+        if alpha >= need:
+            return None
+        return f"alpha = {mpmath.nstr(alpha, 8)} < sqrt(max(d1, d2)) = {mpmath.nstr(need, 8)}"
 
 
 def _token_norm(inst: dict[str, object]) -> str | None:
@@ -162,7 +164,8 @@ def _token_norm(inst: dict[str, object]) -> str | None:
             norms = _token_norms(np.asarray(inst[key]), alpha)
             worst = max(range(len(norms)), key=lambda i: norms[i])
             if norms[worst] > alpha:
-                return f"token {worst} of {key} has norm {mpmath.nstr(norms[worst], 8)} > alpha = {mpmath.nstr(alpha, 8)}"
+                norm = mpmath.nstr(norms[worst], 8)
+                return f"token {worst} of {key} has norm {norm} > alpha = {mpmath.nstr(alpha, 8)}"
     return None
 
 

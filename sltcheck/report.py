@@ -129,7 +129,8 @@ def _glance_html(report: dict[str, object]) -> str:
     rows = [
         ("statements and variants checked", str(g["statements_checked"])),  # type: ignore[index]
         ("held", f'<span class="ok">{g["held"]}</span>'),  # type: ignore[index]
-        ("violated", f'<span class="bad">{_e(", ".join(violated))}</span>' if violated else '<span class="ok">none</span>'),
+        ("violated", f'<span class="bad">{_e(", ".join(violated))}</span>' if violated
+         else '<span class="ok">none</span>'),
         ("tightest measured / bound", "—" if not tight else
          f"{_ratio(tight['ratio'])} ({_e(tight['statement'])} [{_e(tight['variant'])}])"),
         ("mutants refuted", f"{g['mutants_refuted']} of {g['mutants']}"),  # type: ignore[index]
@@ -156,7 +157,8 @@ def _violations_html(report: dict[str, object]) -> str:
             cards.append(
                 f'<div class="card violation"><b class="bad">Violated:</b> {_e(e.get("statement"))} '
                 f'[{_e(e.get("variant"))}] — measured/bound = {_ratio(e.get("worst_ratio"))}, seed {_e(e.get("seed"))}.'
-                f'<br>{_e(e.get("explanation", ""))}<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
+                f'<br>{_e(e.get("explanation", ""))}'
+                f'<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
     for s in report["synthetic"]:  # type: ignore[attr-defined]
         for v in s.get("violations", [])[:20]:
             cards.append(
@@ -165,6 +167,11 @@ def _violations_html(report: dict[str, object]) -> str:
                 f'{_e(v.get("length"))}, B = {_e(v.get("blocks"))}: measured {_e(v.get("measured"))} &gt; bound '
                 f'{_e(v.get("bound"))}.</div>')
     return "<h2>Violations</h2>" + "".join(cards) if cards else ""
+
+
+def _mutant_outcome(mutant: dict[str, object]) -> str:
+    refuted = mutant.get("refuted", mutant.get("violated"))
+    return '<span class="ok">refuted</span>' if refuted else '<span class="bad">survived</span>'
 
 
 def _statements_html(report: dict[str, object]) -> str:
@@ -198,7 +205,7 @@ def _statements_html(report: dict[str, object]) -> str:
         if mutants:
             mrows = "".join(
                 f"<tr><td>{_e(m.get('variant'))}</td><td>{_e(m.get('why', ''))}</td>"
-                f"<td>{'<span class=ok>refuted</span>' if m.get('refuted', m.get('violated')) else '<span class=bad>survived</span>'}"
+                f"<td>{_mutant_outcome(m)}"
                 f"</td><td><code>{_e(json.dumps(m.get('instance'))[:300])}</code></td></tr>" for m in mutants)
             out.append("<p><b>Mutants</b> (known-false variants the search must refute):</p><table><tr><th>mutant</th>"
                        f"<th>why it is false</th><th>outcome</th><th>shrunk counterexample</th></tr>{mrows}</table>")
@@ -247,7 +254,8 @@ def _synthetic_html(summary: dict[str, object]) -> str:
         f"<td>{float(p['mean']):.4g}</td><td>{float(p['std']):.3g}</td><td>{float(p['mean_bound']):.3g}</td>"  # type: ignore[arg-type]
         f"<td>{_ratio(p['max_ratio'])}</td></tr>" for p in points)
     fit_rows = "".join(
-        f"<tr><td>{_e(name)}</td><td>{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]</td>"
+        f"<tr><td>{_e(name)}</td>"
+        f"<td>{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]</td>"
         f"<td>{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]</td></tr>"
         for name, fit in fits.items() if isinstance(fit, dict) and "gamma" in fit)
     config = summary.get("config", {})  # type: dict[str, object]  # type: ignore[assignment]

@@ -70,7 +70,10 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         x0, x1 = x0 - 1, x1 + 1
 
     def tx(x: float) -> float:
-        fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) if logx else (x - x0) / (x1 - x0)
+        if logx:
+            fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
+        else:
+            fraction = (x - x0) / (x1 - x0)
         return left + fraction * (width - left - right)
 
     def ty(y: float) -> float:

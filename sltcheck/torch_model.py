@@ -79,7 +79,7 @@ class FullyConnected(nn.Module):
         if len(widths) < 2:
             raise ValueError(f"widths must list at least an input and an output width, got {widths}")
         self.layers = nn.ParameterList(
-            nn.Parameter(torch.zeros(d_next, d, dtype=dtype)) for d, d_next in zip(widths, widths[1:])
+            nn.Parameter(torch.zeros(d_next, d, dtype=dtype)) for d, d_next in zip(widths, widths[1:], strict=False)
         )
         for index, layer in enumerate(self.layers):
             self.register_buffer(f"mask{index}", torch.ones_like(layer))

@@ -108,7 +108,8 @@ def _attention_errors(target: MHAWeights, pruned: MHAWeights, X: np.ndarray, mas
     """max_i ||Attn_S(x_i) - Attn_T(x_i)|| per test sequence, in float64."""
     with torch.no_grad():
         Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
-        difference = MultiHeadAttention.from_weights(pruned)(Xt, maskt) - MultiHeadAttention.from_weights(target)(Xt, maskt)
+        source_out = MultiHeadAttention.from_weights(pruned)(Xt, maskt)
+        difference = source_out - MultiHeadAttention.from_weights(target)(Xt, maskt)
     return difference.norm(dim=-1).amax(dim=-1).numpy()
 
 

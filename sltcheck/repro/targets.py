@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from sltcheck.repro.dataset import AngularVelocity, full_attention
-from sltcheck.torch_model import AttentionConfig, MultiHeadAttention
+from sltcheck.torch_model import MultiHeadAttention
 from sltcheck.validation import check_choice
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 

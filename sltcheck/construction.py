@@ -1,0 +1,546 @@
+"""The pruning construction of Lemma 7, applied to attention, FC layers and whole models.
+
+Lemma 7 (proof, Eqs. (6)-(8)). A target W (d2 x d1) is approximated by
+(W2 ⊙ M2)(W1 ⊙ M1) with W1 (n x d1), W2 (d2 x n). The n hidden units are split
+into d1 groups of n' = n // d1 consecutive units; M1 keeps, in group j, only
+column j (Eq. (6): W1 ⊙ M1 is block diagonal with blocks u_j = W1[group j, j]).
+Entry (i, j) of the product is then the subset sum sum_k m_{i,j,k} v_{i,j,k} u_{j,k}
+with v_{i,j} = W2[i, group j] (Eq. (8)), and M2 picks, entry by entry, the subset
+closest to W[i, j] (:mod:`sltcheck.subset_sum`). If n is not a multiple of d1,
+``remainder="error"`` (default) refuses and ``remainder="drop"`` prunes the last
+n - d1 n' units entirely.
+
+Applied to an MHA (Section 3.2, proof of Theorem 9, Eqs. (10), (11), (14), (15)):
+
+* W_QK^(j) (d1 x d1) ≈ (W_Q'⊙M_Q)(W_K'⊙M_K)^T with W' = W / n_K^(1/4), i.e. the
+  pruned source's own W_Q W_K^T / sqrt(n_K) (Eq. (4)): "W2" = W_Q (d1 x n_K),
+  "W1" = W_K^T (n_K x d1), so the structured mask is M_K. The scale 1/sqrt(n_K)
+  is applied to the candidates in float64 and exactly in the mpmath error.
+  (The proof of Theorem 9 writes d_K^(1/4) for this scale; Eq. (4) and Section 3.2
+  make clear that n_K, the source's key width, is meant.)
+* W_VO^(j) (d1 x d2) ≈ (W_V⊙M_V)(W_O⊙M_O): "W2" = W_V (d1 x n_V), "W1" = W_O
+  (n_V x d2), so the groups run over the d2 output columns and n_V must be a
+  multiple of d2. Theorem 9 states n_V >= d1 C log(...), which is Lemma 7's
+  "n >= d1 C log" only when d1 = d2.
+
+Fully-connected layers follow Pensia et al. (2020), Lemma 2/Theorem 1 (our
+Theorem 10): each target layer W (d_out x d_in) is approximated by
+(W2⊙M2) ReLU((W1⊙M1) x), W1 (n x d_in), W2 (d_out x n). M1 is the same block
+structure (group j of n' = n // d_in units reads only x_j, weights u_k). Because
+ReLU(u_k x_j) = u_k ReLU(x_j) for u_k > 0 and |u_k| ReLU(-x_j) for u_k < 0, and
+w x = w ReLU(x) - w ReLU(-x), the units of group j split by the sign of u_k:
+
+    positive units:  sum_{k: u_k > 0} m_{i,k} W2[i,k] u_k  ≈ W[i, j]   (coefficient of ReLU(x_j))
+    negative units:  sum_{k: u_k < 0} m_{i,k} W2[i,k] u_k  ≈ W[i, j]   (minus that of ReLU(-x_j))
+
+two independent subset-sum problems per entry, over the products v u^+ and v u^-
+of Pensia et al.'s proof. The pruned layer computes A ReLU(x) - B ReLU(-x) with A,
+B the two subset-sum matrices, so |F_S(x) - W x|_i <= sum_j max(|A - W|, |B - W|)_ij |x_j|;
+the recorded layer error is max(||W - A||_max, ||W - B||_max). An L-layer target
+becomes a 2L-layer source; the source's ReLU after layer 2l is the target's after l.
+
+Every error here is recomputed in mpmath (``dps`` digits, float64 weights
+converted exactly) from the masks and the source weights, never taken from a solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from sltcheck import precision
+from sltcheck.subset_sum import MIPOptions, SubsetSumResult, solve_subset_sum
+from sltcheck.validation import check_array, check_choice, check_dps
+from sltcheck.weights import (
+    BlockWeights,
+    FCWeights,
+    MHAMasks,
+    MHAWeights,
+    TransformerWeights,
+)
+
+REMAINDERS = ("error", "drop")
+
+
+@dataclass(frozen=True)
+class ProductApproximation:
+    """Masks of Lemma 7 for W ≈ scale (W2⊙M2)(W1⊙M1) and the error they achieve."""
+
+    M1: np.ndarray  # bool (n, d1): block structure of Eq. (6)
+    M2: np.ndarray  # bool (d2, n): subset-sum choices of Eq. (7)
+    group_size: int  # n'
+    error: float  # ||W - scale (W2⊙M2)(W1⊙M1)||_max, from the mpmath value
+    error_mp: Any  # the same in mpmath
+    entry_errors: np.ndarray  # float64 (d2, d1), recomputed in mpmath
+    solves: tuple[SubsetSumResult, ...]
+
+
+@dataclass(frozen=True)
+class MatrixError:
+    """Max-norm error of one approximated matrix, recomputed from the pruned weights."""
+
+    name: str  # e.g. "blocks[0].attention.W_QK[head 1]"
+    error: float
+    error_mp: Any
+    group_size: int
+    proven_optimal: bool  # every subset-sum problem of this matrix solved provably optimally
+    solver: str
+
+
+@dataclass(frozen=True)
+class PrunedMHA:
+    masks: MHAMasks
+    pruned: MHAWeights  # source ⊙ masks
+    errors: tuple[MatrixError, ...]
+
+
+@dataclass(frozen=True)
+class PrunedFC:
+    masks: tuple[np.ndarray, ...]  # one bool mask per source layer (2L of them)
+    pruned: FCWeights
+    errors: tuple[MatrixError, ...]
+
+
+@dataclass(frozen=True)
+class PrunedBlock:
+    attention: PrunedMHA
+    fc: PrunedFC
+    pruned: BlockWeights
+
+    @property
+    def errors(self) -> tuple[MatrixError, ...]:
+        return self.attention.errors + self.fc.errors
+
+
+@dataclass(frozen=True)
+class PrunedTransformer:
+    blocks: tuple[PrunedBlock, ...]
+    pruned: TransformerWeights
+
+    @property
+    def errors(self) -> tuple[MatrixError, ...]:
+        return tuple(error for block in self.blocks for error in block.errors)
+
+
+@dataclass(frozen=True)
+class _Solve:
+    """How to solve: passed unchanged from the public functions down to the solver."""
+
+    solver: str = "mitm"
+    options: MIPOptions | None = None
+    fallback: str | None = None
+    remainder: str = "error"
+    dps: int = 40
+
+    def run(self, targets: np.ndarray, candidates: np.ndarray) -> SubsetSumResult:
+        return solve_subset_sum(
+            targets, candidates, self.solver, options=self.options, fallback=self.fallback
+        )
+
+
+# --- Lemma 7 ------------------------------------------------------------------------------------
+
+
+def group_size(n: int, groups: int, remainder: str = "error", *, name: str = "n") -> int:
+    """n' = n // groups, refusing a remainder unless ``remainder="drop"``."""
+    check_choice("remainder", remainder, REMAINDERS)
+    if n < groups:
+        raise ValueError(f"{name} must be at least {groups} (one hidden unit per group), got {n}")
+    if n % groups and remainder == "error":
+        raise ValueError(
+            f"{name} = {n} must be divisible by {groups} (the number of groups of Lemma 7); "
+            f"use a multiple of {groups} or remainder='drop' to prune the last {n % groups} units"
+        )
+    return n // groups
+
+
+def approximate_product(
+    W: object,
+    W1: object,
+    W2: object,
+    solver: str = "mitm",
+    *,
+    scale_inverse_sqrt: int = 1,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> ProductApproximation:
+    """Lemma 7: masks with W ≈ (W2⊙M2)(W1⊙M1) / sqrt(scale_inverse_sqrt).
+
+    W (d2 x d1) may be float64 or mpf (then the subset sums aim at its float64
+    rounding, and the error is measured against W itself).
+    """
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _approximate_product(W, W1, W2, how, scale_inverse_sqrt)
+
+
+def _approximate_product(
+    W: object,
+    W1: object,
+    W2: object,
+    how: _Solve,
+    scale_inverse_sqrt: int = 1,
+    width_name: str = "n (rows of W1)",
+) -> ProductApproximation:
+    target = check_array("W", W, ndim=2)
+    d2, d1 = target.shape
+    first = check_array("W1", W1, ndim=2)
+    n = first.shape[0]
+    first = check_array("W1", first, shape=(n, d1))
+    second = check_array("W2", W2, shape=(d2, n))
+    size = group_size(n, d1, how.remainder, name=width_name)
+    scale = 1.0 / np.sqrt(scale_inverse_sqrt)
+
+    # u_j = W1[group j, j] (Eq. (6)); v_{i,j} = W2[i, group j] (Eq. (7)).
+    units = np.arange(d1 * size).reshape(d1, size)  # units[j] = group j
+    u = first[units, np.arange(d1)[:, None]]  # (d1, n')
+    v = second[:, units]  # (d2, d1, n')
+    candidates = (v * u[None]) * scale if scale_inverse_sqrt != 1 else v * u[None]
+    solve = how.run(_as_float(target).reshape(-1), candidates.reshape(d2 * d1, size))
+
+    M1 = np.zeros((n, d1), dtype=bool)
+    M1[units, np.arange(d1)[:, None]] = True
+    M2 = np.zeros((d2, n), dtype=bool)
+    M2[:, units] = solve.masks.reshape(d2, d1, size)
+    entry_errors_mp = _product_error_mp(target, first, second, M1, M2, scale_inverse_sqrt, how.dps)
+    error_mp = max(entry_errors_mp.flat)
+    return ProductApproximation(
+        M1=M1,
+        M2=M2,
+        group_size=size,
+        error=float(error_mp),
+        error_mp=error_mp,
+        entry_errors=entry_errors_mp.astype(np.float64),
+        solves=(solve,),
+    )
+
+
+def _as_float(array: np.ndarray) -> np.ndarray:
+    return np.array([float(x) for x in array.flat]).reshape(array.shape) if array.dtype == object else array
+
+
+def _product_error_mp(
+    W: np.ndarray,
+    W1: np.ndarray,
+    W2: np.ndarray,
+    M1: np.ndarray,
+    M2: np.ndarray,
+    scale_inverse_sqrt: int,
+    dps: int,
+) -> np.ndarray:
+    """|W - (W2⊙M2)(W1⊙M1)/sqrt(s)| entrywise in mpmath, summing only the kept products."""
+    with mpmath.workdps(dps):
+        scale = 1 / mpmath.sqrt(scale_inverse_sqrt)
+        target = precision.to_mp(W, dps)
+        errors = np.empty(W.shape, dtype=object)
+        for i in range(W.shape[0]):
+            for j in range(W.shape[1]):
+                kept = np.flatnonzero(M2[i] & M1[:, j])
+                total = mpmath.fsum(mpmath.mpf(W2[i, k]) * mpmath.mpf(W1[k, j]) for k in kept)
+                errors[i, j] = abs(target[i, j] - total * scale)
+        return errors
+
+
+# --- multi-head attention (Theorem 9) -----------------------------------------------------------
+
+
+def prune_mha(
+    target: MHAWeights,
+    source: MHAWeights,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> PrunedMHA:
+    """Masks for every head's W_QK and W_VO (Eqs. (14), (15)); errors of the pruned source's
+    merged matrices against the target's, both merged in mpmath."""
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _prune_mha(target, source, how, prefix="")
+
+
+def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str) -> PrunedMHA:
+    _check_mha_pair(target, source)
+    merged_target = target.merged(how.dps)
+    masks: dict[str, list[np.ndarray]] = {"M_Q": [], "M_K": [], "M_V": [], "M_O": []}
+    proven: dict[str, list[bool]] = {"W_QK": [], "W_VO": []}
+    sizes: dict[str, int] = {}
+    for head in range(target.heads):
+        qk = _approximate_product(
+            merged_target.W_QK[head],
+            source.W_K[head].T,
+            source.W_Q[head],
+            how,
+            scale_inverse_sqrt=source.d_key,
+            width_name="n_K (source key width; groups over d1)",
+        )
+        vo = _approximate_product(
+            merged_target.W_VO[head],
+            source.W_O[head],
+            source.W_V[head],
+            how,
+            width_name="n_V (source value width; groups over d2)",
+        )
+        masks["M_Q"].append(qk.M2)
+        masks["M_K"].append(qk.M1.T)
+        masks["M_V"].append(vo.M2)
+        masks["M_O"].append(vo.M1)
+        for name, approximation in (("W_QK", qk), ("W_VO", vo)):
+            proven[name].append(all(bool(s.proven_optimal.all()) for s in approximation.solves))
+            sizes[name] = approximation.group_size
+    mha_masks = MHAMasks(*(np.stack(masks[name]) for name in ("M_Q", "M_K", "M_V", "M_O")))
+    pruned = source.pruned(mha_masks)
+    merged_pruned = pruned.merged(how.dps)
+    errors = []
+    for name in ("W_QK", "W_VO"):
+        difference = getattr(merged_target, name) - getattr(merged_pruned, name)
+        for head in range(target.heads):
+            error_mp = precision.max_norm(difference[head])
+            errors.append(
+                MatrixError(
+                    name=f"{prefix}{name}[head {head}]",
+                    error=float(error_mp),  # type: ignore[arg-type]
+                    error_mp=error_mp,
+                    group_size=sizes[name],
+                    proven_optimal=proven[name][head],
+                    solver=how.solver,
+                )
+            )
+    return PrunedMHA(masks=mha_masks, pruned=pruned, errors=tuple(errors))
+
+
+def _check_mha_pair(target: MHAWeights, source: MHAWeights) -> None:
+    for what in ("heads", "d_in", "d_out"):
+        if getattr(target, what) != getattr(source, what):
+            raise ValueError(
+                f"source.{what} must equal target.{what} = {getattr(target, what)}, "
+                f"got {getattr(source, what)}"
+            )
+
+
+# --- fully-connected layers (Pensia et al. 2020; Theorem 10) -------------------------------------
+
+
+@dataclass(frozen=True)
+class ReLULayerApproximation:
+    """Masks for W ≈ (W2⊙M2) ReLU((W1⊙M1) x), split by the sign of u (module docstring)."""
+
+    M1: np.ndarray  # bool (n, d_in)
+    M2: np.ndarray  # bool (d_out, n)
+    group_size: int
+    error: float  # max(||W - A||_max, ||W - B||_max), recomputed in mpmath
+    error_mp: Any
+    solves: tuple[SubsetSumResult, ...]
+
+
+def approximate_relu_layer(
+    W: object,
+    W1: object,
+    W2: object,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> ReLULayerApproximation:
+    """Pensia et al.'s two-layers-for-one: masks so that W2⊙M2 ReLU(W1⊙M1 x) ≈ W x."""
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _approximate_relu_layer(W, W1, W2, how)
+
+
+def _approximate_relu_layer(
+    W: object, W1: object, W2: object, how: _Solve, width_name: str = "n (rows of W1)"
+) -> ReLULayerApproximation:
+    target = check_array("W", W, ndim=2)
+    d_out, d_in = target.shape
+    first = check_array("W1", W1, ndim=2)
+    n = first.shape[0]
+    first = check_array("W1", first, shape=(n, d_in))
+    second = check_array("W2", W2, shape=(d_out, n))
+    size = group_size(n, d_in, how.remainder, name=width_name)
+    wanted = _as_float(target)
+
+    M1 = np.zeros((n, d_in), dtype=bool)
+    M2 = np.zeros((d_out, n), dtype=bool)
+    solves = []
+    for j in range(d_in):
+        group = np.arange(j * size, (j + 1) * size)
+        M1[group, j] = True
+        u = first[group, j]
+        for units in (group[u > 0], group[u < 0]):  # ReLU(x_j) part, ReLU(-x_j) part
+            if units.size == 0:
+                continue  # this part stays 0; its error |W[:, j]| is recorded below
+            solve = how.run(wanted[:, j], second[:, units] * first[units, j][None])
+            M2[:, units] = solve.masks
+            solves.append(solve)
+    error_mp = _relu_layer_error_mp(target, first, second, M1, M2, how.dps)
+    return ReLULayerApproximation(M1, M2, size, float(error_mp), error_mp, tuple(solves))
+
+
+def relu_layer_parts(
+    W1: np.ndarray, W2: np.ndarray, M1: np.ndarray, M2: np.ndarray, dps: int = 40
+) -> tuple[np.ndarray, np.ndarray]:
+    """A, B (mpmath) with (W2⊙M2) ReLU((W1⊙M1) x) = A ReLU(x) - B ReLU(-x) for block-structured M1.
+
+    A[i, j] = sum over kept k with u_k > 0 of W2[i,k] u_k, B the same over u_k < 0.
+    """
+    d_out, d_in = W2.shape[0], W1.shape[1]
+    with mpmath.workdps(check_dps(dps)):
+        parts = np.empty((2, d_out, d_in), dtype=object)
+        for j in range(d_in):
+            column = np.flatnonzero(M1[:, j])
+            for i in range(d_out):
+                kept = column[M2[i, column]]
+                positive = [mpmath.mpf(W2[i, k]) * mpmath.mpf(W1[k, j]) for k in kept if W1[k, j] > 0]
+                negative = [mpmath.mpf(W2[i, k]) * mpmath.mpf(W1[k, j]) for k in kept if W1[k, j] < 0]
+                parts[0, i, j], parts[1, i, j] = mpmath.fsum(positive), mpmath.fsum(negative)
+        return parts[0], parts[1]
+
+
+def _relu_layer_error_mp(
+    W: np.ndarray, W1: np.ndarray, W2: np.ndarray, M1: np.ndarray, M2: np.ndarray, dps: int
+) -> Any:
+    if np.any(M1.sum(axis=1) > 1):
+        raise ValueError("M1 must keep at most one input per hidden unit (the block structure of Eq. (6))")
+    positive, negative = relu_layer_parts(W1, W2, M1, M2, dps)
+    with mpmath.workdps(dps):
+        target = precision.to_mp(W, dps)
+        return max(precision.max_norm(target - positive), precision.max_norm(target - negative))
+
+
+def prune_fc(
+    target: FCWeights,
+    source: FCWeights,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> PrunedFC:
+    """Masks for a 2L-layer source approximating an L-layer target, layer pair by layer pair."""
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _prune_fc(target, source, how, prefix="")
+
+
+def _prune_fc(target: FCWeights, source: FCWeights, how: _Solve, prefix: str) -> PrunedFC:
+    if len(source.layers) != 2 * len(target.layers):
+        raise ValueError(
+            f"source must have 2L = {2 * len(target.layers)} layers for a target of L = "
+            f"{len(target.layers)}, got {len(source.layers)}"
+        )
+    masks: list[np.ndarray] = []
+    errors = []
+    for index, W in enumerate(target.layers):
+        W1, W2 = source.layers[2 * index], source.layers[2 * index + 1]
+        if W1.shape[1] != W.shape[1] or W2.shape[0] != W.shape[0]:
+            raise ValueError(
+                f"source.layers[{2 * index}] and [{2 * index + 1}] must map {W.shape[1]} to "
+                f"{W.shape[0]} like target.layers[{index}], got shapes {W1.shape} and {W2.shape}"
+            )
+        width = f"{prefix}source.layers[{2 * index}] width (groups over d_in = {W.shape[1]})"
+        layer = _approximate_relu_layer(W, W1, W2, how, width_name=width)
+        masks += [layer.M1, layer.M2]
+        errors.append(
+            MatrixError(
+                name=f"{prefix}layers[{index}]",
+                error=layer.error,
+                error_mp=layer.error_mp,
+                group_size=layer.group_size,
+                proven_optimal=all(bool(s.proven_optimal.all()) for s in layer.solves),
+                solver=how.solver,
+            )
+        )
+    return PrunedFC(masks=tuple(masks), pruned=source.pruned(tuple(masks)), errors=tuple(errors))
+
+
+# --- blocks and transformers (Theorems 11 and 14) ------------------------------------------------
+
+
+def prune(
+    target: MHAWeights | FCWeights | BlockWeights | TransformerWeights,
+    source: MHAWeights | FCWeights | BlockWeights | TransformerWeights,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> PrunedMHA | PrunedFC | PrunedBlock | PrunedTransformer:
+    """All masks for a target and a random source of the same kind; see the module docstring."""
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    if isinstance(target, MHAWeights) and isinstance(source, MHAWeights):
+        return _prune_mha(target, source, how, prefix="")
+    if isinstance(target, FCWeights) and isinstance(source, FCWeights):
+        return _prune_fc(target, source, how, prefix="")
+    if isinstance(target, BlockWeights) and isinstance(source, BlockWeights):
+        return _prune_block(target, source, how, prefix="")
+    if isinstance(target, TransformerWeights) and isinstance(source, TransformerWeights):
+        return _prune_transformer(target, source, how)
+    raise ValueError(
+        "target and source must be of the same kind (MHAWeights, FCWeights, BlockWeights or "
+        f"TransformerWeights), got {type(target).__name__} and {type(source).__name__}"
+    )
+
+
+def prune_block(
+    target: BlockWeights,
+    source: BlockWeights,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> PrunedBlock:
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _prune_block(target, source, how, prefix="")
+
+
+def prune_transformer(
+    target: TransformerWeights,
+    source: TransformerWeights,
+    solver: str = "mitm",
+    *,
+    remainder: str = "error",
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    dps: int = 40,
+) -> PrunedTransformer:
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    return _prune_transformer(target, source, how)
+
+
+def _prune_block(target: BlockWeights, source: BlockWeights, how: _Solve, prefix: str) -> PrunedBlock:
+    attention = _prune_mha(target.attention, source.attention, how, prefix=f"{prefix}attention.")
+    fc = _prune_fc(target.fc, source.fc, how, prefix=f"{prefix}fc.")
+    return PrunedBlock(attention=attention, fc=fc, pruned=BlockWeights(attention.pruned, fc.pruned))
+
+
+def _prune_transformer(
+    target: TransformerWeights, source: TransformerWeights, how: _Solve
+) -> PrunedTransformer:
+    if len(source.blocks) != len(target.blocks):
+        raise ValueError(
+            f"source must have as many blocks as target ({len(target.blocks)}), got {len(source.blocks)}"
+        )
+    blocks = tuple(
+        _prune_block(t, s, how, prefix=f"blocks[{b}].")
+        for b, (t, s) in enumerate(zip(target.blocks, source.blocks, strict=True))
+    )
+    return PrunedTransformer(blocks=blocks, pruned=TransformerWeights(tuple(b.pruned for b in blocks)))
+
+
+def error_table(errors: Sequence[MatrixError]) -> str:
+    """A printable per-matrix error record."""
+    lines = [f"{'matrix':<40} {'n_prime':>7} {'max-norm error':>15} {'optimal':>8}"]
+    for e in errors:
+        lines.append(f"{e.name:<40} {e.group_size:>7d} {e.error:>15.3e} {str(e.proven_optimal):>8}")
+    return "\n".join(lines)

@@ -1,0 +1,556 @@
+"""Subset-sum solvers: the engine behind the masks of Lemma 7 (Eqs. (6)-(8)).
+
+In the proof of Lemma 7 every entry W[i, j] of a target matrix is approximated
+by a subset sum sum_k m_k v_{i,j,k} u_{j,k} of n' random products, so finding the
+masks is, entry by entry, the problem
+
+    minimise |w - a . m|  over m in {0, 1}^n'                          (SUBSETSUM)
+
+with target w and candidates a_k = v_{i,j,k} u_{j,k}. Appendix B.1 solves it with
+Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
+
+:func:`solve_subset_sum` is the one entry point. It takes many problems at once
+(targets (P,), candidates (P, n')) and a solver by name:
+
+* ``"mitm"`` (default): exact meet-in-the-middle (Horowitz and Sahni). The
+  candidates are split in two halves, the 2^(n'/2) subset sums of each half are
+  enumerated in sorted order with numpy, and every left sum is matched with its
+  nearest right sums by binary search. Optimality is exact, not up to a
+  tolerance: the float64 search only shortlists every mask whose float64 error
+  is within a rigorous rounding bound of the best one, and the shortlist is
+  decided by exact rational arithmetic (see :func:`_shortlist_tolerance`).
+* ``"brute"``: all 2^n' subsets (n' <= 20), decided the same exact way.
+* ``"gurobi"``, ``"highs"`` (scipy.optimize.milp), ``"cvxpy"``: the MIP above.
+* ``"greedy"``: largest |a_k| first, keep it when it reduces the error.
+
+Whatever the solver, the returned masks are rounded to {0, 1} (after checking
+that the solver's values are within ``binary_tolerance`` of 0 or 1) and the
+reported error is recomputed from the mask exactly: |w - sum_k m_k a_k| with the
+float64 inputs converted exactly to fractions. A MIP solver's own objective is
+kept apart as ``solver_objective``: with FeasibilityTol and IntFeasTol it can be
+smaller than the true error of the mask it returns.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from sltcheck.validation import check_array, check_choice, check_dps, check_positive
+
+SOLVERS: tuple[str, ...] = ("mitm", "gurobi", "highs", "cvxpy", "greedy", "brute")
+EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute")
+MITM_MAX_CANDIDATES = 50  # 2^25 sums per half: about 1 GiB of working memory
+BRUTE_MAX_CANDIDATES = 20
+GUROBI_PIP_SIZE_LIMIT = 2000  # variables and constraints of gurobipy's pip licence
+# cvxpy back-ends that accept boolean variables, in the order we prefer them.
+CVXPY_MILP_SOLVERS: tuple[str, ...] = (
+    "HIGHS", "SCIP", "CBC", "GLPK_MI", "SCIPY", "GUROBI", "CPLEX", "MOSEK", "XPRESS", "COPT",
+)
+UNIT_ROUNDOFF = 2.0**-53
+# Beyond this many shortlisted masks (only with many equal candidates) the exact
+# decision is skipped and optimality is not claimed.
+SHORTLIST_LIMIT = 100_000
+
+
+class SolverUnavailableError(ValueError):
+    """The requested solver is not installed, not licensed, or its licence is too small."""
+
+
+class SolverOutputError(RuntimeError):
+    """A solver returned something we refuse to use (values not near 0 or 1)."""
+
+
+@dataclass(frozen=True)
+class MIPOptions:
+    """Options of the MIP solvers; ``None`` keeps the solver's default.
+
+    Gurobi takes all of them (TimeLimit, MIPGap, MIPGapAbs, IntFeasTol,
+    FeasibilityTol, Threads). scipy's HiGHS takes ``time_limit`` and ``mip_gap``
+    only; cvxpy passes ``time_limit`` and ``mip_gap`` to GUROBI or HIGHS only.
+    """
+
+    time_limit: float | None = None
+    mip_gap: float | None = None
+    mip_gap_abs: float | None = None
+    int_feas_tol: float | None = None
+    feasibility_tol: float | None = None
+    threads: int | None = None
+    cvxpy_solver: str | None = None
+    binary_tolerance: float = 1e-4  # a solver value farther than this from 0/1 is an error
+
+    def set_fields(self) -> dict[str, object]:
+        names = ("time_limit", "mip_gap", "mip_gap_abs", "int_feas_tol", "feasibility_tol", "threads")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+@dataclass(frozen=True)
+class SubsetSumResult:
+    """Masks and their exactly recomputed errors for P problems.
+
+    ``proven_optimal[p]`` is the solver's optimality certificate. It is exact
+    when ``optimality_exact`` (mitm, brute); for MIP solvers it is the solver's
+    OPTIMAL status, which holds only up to its MIPGap, MIPGapAbs, IntFeasTol and
+    FeasibilityTol. ``problem_times`` are per-problem wall times in seconds.
+    """
+
+    masks: np.ndarray  # bool (P, n')
+    errors: np.ndarray  # float64 (P,): |w - a . m| exactly, then rounded to nearest
+    proven_optimal: np.ndarray  # bool (P,)
+    optimality_exact: bool
+    solver: str
+    wall_time: float
+    problem_times: np.ndarray  # float64 (P,)
+    solver_objective: np.ndarray  # float64 (P,), the solver's own value, NaN if none
+    errors_mp: tuple[Any, ...] | None = None  # mpf at ``dps`` digits when asked for
+    fallback_reason: str | None = None
+    exact_errors: tuple[Fraction, ...] = field(default=(), repr=False)
+
+    @property
+    def max_error(self) -> float:
+        return float(self.errors.max())
+
+
+@dataclass(frozen=True)
+class _Solution:
+    values: np.ndarray  # the solver's mask values, before rounding
+    proven_optimal: bool
+    objective: float = float("nan")
+
+
+def solve_subset_sum(
+    targets: object,
+    candidates: object,
+    solver: str = "mitm",
+    *,
+    options: MIPOptions | None = None,
+    fallback: str | None = None,
+    return_mp: bool = False,
+    dps: int = 40,
+) -> SubsetSumResult:
+    """Solve min_m |w_p - a_p . m| for every problem p.
+
+    ``targets`` is (P,) and ``candidates`` (P, n'); a scalar target with a 1-D
+    candidate vector is one problem. ``fallback`` names a solver to use, with a
+    warning, when ``solver`` is not installed, not licensed or over its licence's
+    size limit (e.g. ``fallback="mitm"`` for Gurobi's 2000-variable pip licence);
+    the result's ``solver`` and ``fallback_reason`` then say what ran and why.
+    ``return_mp`` adds the errors as mpf at ``dps`` digits.
+    """
+    targets_array, candidates_array = _check_problems(targets, candidates)
+    solver = check_choice("solver", solver, SOLVERS)
+    if fallback is not None:
+        fallback = check_choice("fallback", fallback, SOLVERS)
+    dps = check_dps(dps)
+    options = options if options is not None else MIPOptions()
+    check_positive("options.binary_tolerance", options.binary_tolerance)
+    try:
+        return _run(solver, targets_array, candidates_array, options, return_mp, dps)
+    except SolverUnavailableError as error:
+        if fallback is None or fallback == solver:
+            raise
+        warnings.warn(f"{error}; falling back to solver {fallback!r}", stacklevel=2)
+        result = _run(fallback, targets_array, candidates_array, options, return_mp, dps)
+        return _replace_reason(result, str(error))
+
+
+def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
+    """|w - sum_k m_k a_k| exactly: float64 values convert to fractions without rounding."""
+    total = Fraction(float(target))
+    for value in np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)]:
+        total -= Fraction(float(value))
+    return abs(total)
+
+
+def fraction_to_mp(value: Fraction, dps: int) -> Any:
+    with mpmath.workdps(check_dps(dps)):
+        return mpmath.mpf(value.numerator) / value.denominator
+
+
+def available_solvers() -> dict[str, str | None]:
+    """Each solver name mapped to None when usable, else the reason it is not."""
+    reasons: dict[str, str | None] = {}
+    for name in SOLVERS:
+        try:
+            if name == "gurobi":
+                _gurobi_env()
+            elif name == "highs":
+                _import("scipy.optimize", "highs", "pip install scipy")
+            elif name == "cvxpy":
+                _cvxpy_solver_name(None)
+            reasons[name] = None
+        except SolverUnavailableError as error:
+            reasons[name] = str(error)
+    return reasons
+
+
+# --- driver -------------------------------------------------------------------------------------
+
+
+def _check_problems(targets: object, candidates: object) -> tuple[np.ndarray, np.ndarray]:
+    w = check_array("targets", targets, ndim=(0, 1))
+    a = check_array("candidates", candidates, ndim=(1, 2))
+    w, a = w.astype(np.float64), a.astype(np.float64)  # mpf entries are rounded to float64
+    if w.ndim == 0:
+        if a.ndim != 1:
+            raise ValueError(f"candidates must be 1-D (n',) for a scalar target, got shape {a.shape}")
+        w, a = w[None], a[None]
+    elif a.ndim != 2 or a.shape[0] != w.shape[0]:
+        raise ValueError(
+            f"candidates must have shape (P, n') = ({w.shape[0]}, n') for targets of shape "
+            f"{w.shape}, got {a.shape}"
+        )
+    if w.shape[0] == 0:
+        raise ValueError("targets must hold at least one problem (P >= 1), got P = 0")
+    if a.shape[1] == 0:
+        raise ValueError(
+            f"candidates must hold at least one candidate per problem (n' >= 1), got shape {a.shape}"
+        )
+    return w, a
+
+
+def _run(
+    solver: str,
+    w: np.ndarray,
+    a: np.ndarray,
+    options: MIPOptions,
+    return_mp: bool,
+    dps: int,
+) -> SubsetSumResult:
+    solve_one = _prepare(solver, a.shape[1], options)
+    start = time.perf_counter()
+    problems, n = a.shape
+    masks = np.zeros((problems, n), dtype=bool)
+    proven = np.zeros(problems, dtype=bool)
+    objective = np.full(problems, np.nan)
+    times = np.zeros(problems)
+    exact: list[Fraction] = []
+    for p in range(problems):
+        tick = time.perf_counter()
+        solution = solve_one(float(w[p]), a[p])
+        masks[p] = _round_to_binary(solution.values, options.binary_tolerance, solver)
+        times[p] = time.perf_counter() - tick
+        proven[p], objective[p] = solution.proven_optimal, solution.objective
+        exact.append(exact_error(w[p], a[p], masks[p]))
+    errors = np.array([float(e) for e in exact])  # Fraction -> float rounds to nearest
+    return SubsetSumResult(
+        masks=masks,
+        errors=errors,
+        proven_optimal=proven,
+        optimality_exact=solver in EXACT_SOLVERS,
+        solver=solver,
+        wall_time=time.perf_counter() - start,
+        problem_times=times,
+        solver_objective=objective,
+        errors_mp=tuple(fraction_to_mp(e, dps) for e in exact) if return_mp else None,
+        exact_errors=tuple(exact),
+    )
+
+
+def _replace_reason(result: SubsetSumResult, reason: str) -> SubsetSumResult:
+    fields = {name: getattr(result, name) for name in result.__dataclass_fields__}
+    return SubsetSumResult(**{**fields, "fallback_reason": reason})
+
+
+def _round_to_binary(values: np.ndarray, tolerance: float, solver: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    rounded = np.round(values)
+    bad = ~np.isfinite(values) | (np.abs(values - rounded) > tolerance) | ~np.isin(rounded, (0, 1))
+    if np.any(bad):
+        index = int(np.flatnonzero(bad)[0])
+        raise SolverOutputError(
+            f"solver {solver!r} returned mask value {values[index]!r} at index {index}, farther than "
+            f"binary_tolerance={tolerance} from 0 or 1"
+        )
+    return rounded.astype(bool)
+
+
+def _prepare(solver: str, n: int, options: MIPOptions) -> Callable[[float, np.ndarray], _Solution]:
+    """Check that ``solver`` can run on n candidates; return its one-problem function."""
+    if solver == "mitm":
+        if n > MITM_MAX_CANDIDATES:
+            raise ValueError(
+                f"candidates has n' = {n} per problem; solver 'mitm' allows n' <= "
+                f"{MITM_MAX_CANDIDATES} (2^(n'/2) sums per half); use 'gurobi', 'highs' or 'greedy'"
+            )
+        return _solve_mitm
+    if solver == "brute":
+        if n > BRUTE_MAX_CANDIDATES:
+            raise ValueError(
+                f"candidates has n' = {n} per problem; solver 'brute' allows n' <= "
+                f"{BRUTE_MAX_CANDIDATES}; use 'mitm'"
+            )
+        return _solve_brute
+    if solver == "greedy":
+        return _solve_greedy
+    if solver == "gurobi":
+        env = _gurobi_env()
+        return lambda w, a: _solve_gurobi(env, w, a, options)
+    if solver == "highs":
+        _check_highs_options(options)
+        return lambda w, a: _solve_highs(w, a, options)
+    name = _cvxpy_solver_name(options.cvxpy_solver)
+    return lambda w, a: _solve_cvxpy(name, w, a, options)
+
+
+# --- exact solvers ------------------------------------------------------------------------------
+
+
+def _sorted_subset_sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All 2^h subset sums of ``values`` in ascending order, with their masks as bit codes.
+
+    Each sum is accumulated in index order (recursive summation), so its rounding
+    error is at most (h - 1) u sum|values| (Higham, Accuracy and Stability, Thm 4.4).
+    """
+    sums = np.zeros(1)
+    codes = np.zeros(1, dtype=np.int64)
+    for bit, value in enumerate(values):
+        merged = np.concatenate((sums, sums + value))  # two sorted runs
+        order = np.argsort(merged, kind="stable")  # timsort merges the runs in linear time
+        sums = merged[order]
+        codes = np.concatenate((codes, codes | (1 << bit)))[order]
+    return sums, codes
+
+
+def _shortlist_tolerance(w: float, a: np.ndarray) -> float:
+    """A bound, twice over, on |float64 error - exact error| of any enumerated mask.
+
+    Subset sums carry at most n u sum|a|, the residual w - left and the final
+    difference one rounding each of a number below |w| + sum|a|.
+    """
+    return 2.0 * (a.size + 4) * UNIT_ROUNDOFF * (abs(w) + float(np.abs(a).sum()))
+
+
+def _solve_mitm(w: float, a: np.ndarray) -> _Solution:
+    used = np.flatnonzero(a != 0)  # a zero candidate never changes the sum
+    values = a[used]
+    half = values.size // 2
+    left_sums, left_codes = _sorted_subset_sums(values[:half])
+    right_sums, right_codes = _sorted_subset_sums(values[half:])
+    # Walk the left sums from the largest down so that the residuals w - left ascend:
+    # searchsorted is fastest on sorted queries.
+    left_sums, left_codes = left_sums[::-1], left_codes[::-1]
+    residuals = w - left_sums
+    nearest = _nearest_distance(right_sums, residuals)
+    best_float = float(nearest.min())
+    window = best_float + 2.0 * _shortlist_tolerance(w, values)
+    low = np.searchsorted(right_sums, residuals - window, side="left")
+    high = np.searchsorted(right_sums, residuals + window, side="right")
+    counts = high - low
+    total = int(counts.sum())
+    proven = total <= SHORTLIST_LIMIT
+    if proven:
+        rows = np.repeat(np.arange(residuals.size), counts)
+        starts = np.repeat(low - np.cumsum(counts) + counts, counts)
+        columns = starts + np.arange(total)
+    else:  # pathological ties: decide among the nearest pairs of the closest rows only
+        rows = np.argsort(nearest, kind="stable")[:1000]
+        columns = np.clip(np.searchsorted(right_sums, residuals[rows]), 0, right_sums.size - 1)
+    codes = left_codes[rows] | (right_codes[columns] << half)
+    mask = _decide_exactly(w, a, used, codes)
+    return _Solution(mask.astype(np.float64), proven, best_float)
+
+
+def _nearest_distance(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """For each query, the float distance to its nearest entry of ``sorted_values``."""
+    position = np.searchsorted(sorted_values, queries)
+    above = sorted_values[np.minimum(position, sorted_values.size - 1)]
+    below = sorted_values[np.maximum(position - 1, 0)]
+    return np.minimum(np.abs(queries - above), np.abs(queries - below))
+
+
+def _decide_exactly(w: float, a: np.ndarray, used: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The shortlisted mask of least exact error; ties go to fewer kept weights, then lower code."""
+    codes = np.unique(codes)  # sorted, so ties are deterministic
+    best_key: tuple[Fraction, int, int] | None = None
+    best_mask = np.zeros(a.size, dtype=bool)
+    for code in codes.tolist():
+        mask = np.zeros(a.size, dtype=bool)
+        mask[used[[bit for bit in range(used.size) if code >> bit & 1]]] = True
+        key = (exact_error(w, a, mask), int(mask.sum()), code)
+        if best_key is None or key < best_key:
+            best_key, best_mask = key, mask
+    return best_mask
+
+
+def _solve_brute(w: float, a: np.ndarray) -> _Solution:
+    """Every subset's sum as a product with its 0/1 indicator row, then the exact decision."""
+    n = a.size
+    codes = np.arange(2**n, dtype=np.int64)
+    bits = ((codes[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    float_errors = np.abs(w - bits @ a)
+    best_float = float(float_errors.min())
+    shortlisted = float_errors <= best_float + 2.0 * _shortlist_tolerance(w, a)
+    proven = int(shortlisted.sum()) <= SHORTLIST_LIMIT
+    if not proven:
+        shortlisted = np.argsort(float_errors, kind="stable")[:1000]
+    mask = _decide_exactly(w, a, np.arange(n), codes[shortlisted])
+    return _Solution(mask.astype(np.float64), proven, best_float)
+
+
+def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
+    """Largest |a_k| first; keep a_k when it brings the partial sum closer to w."""
+    mask = np.zeros(a.size)
+    residual = w
+    for k in np.argsort(-np.abs(a), kind="stable"):
+        if abs(residual - a[k]) < abs(residual):
+            residual -= a[k]
+            mask[k] = 1.0
+    return _Solution(mask, False, abs(residual))
+
+
+# --- MIP solvers: min t s.t. -t <= w - a . m <= t, m binary (Appendix B.1) ------------------------
+
+
+def _import(module: str, solver: str, how: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise SolverUnavailableError(
+            f"solver {solver!r} needs the Python package {module.split('.')[0]!r}, which is not "
+            f"installed ({error}); install it with `{how}` or use solver 'mitm'"
+        ) from None
+
+
+_GUROBI_ENV: list[Any] = []  # one started environment, reused: starting one checks the licence
+
+
+def _gurobi_env() -> Any:
+    gp = _import("gurobipy", "gurobi", "pip install gurobipy")
+    if _GUROBI_ENV and _GUROBI_ENV[0][0] is gp:
+        return _GUROBI_ENV[0][1]
+    try:
+        env = gp.Env(params={"OutputFlag": 0})
+    except gp.GurobiError as error:
+        raise SolverUnavailableError(
+            f"solver 'gurobi' is installed but not licensed (Gurobi error {getattr(error, 'errno', '?')}: "
+            f"{error}); get a licence (https://www.gurobi.com/academia/) or use solver 'mitm' "
+            "(exact) or 'highs'"
+        ) from None
+    _GUROBI_ENV[:] = [(gp, env)]
+    return env
+
+
+def _solve_gurobi(env: Any, w: float, a: np.ndarray, options: MIPOptions) -> _Solution:
+    gp = importlib.import_module("gurobipy")
+    grb = gp.GRB
+    model = gp.Model(env=env)
+    try:
+        parameters = {
+            "TimeLimit": options.time_limit,
+            "MIPGap": options.mip_gap,
+            "MIPGapAbs": options.mip_gap_abs,
+            "IntFeasTol": options.int_feas_tol,
+            "FeasibilityTol": options.feasibility_tol,
+            "Threads": options.threads,
+        }
+        for name, value in parameters.items():
+            if value is not None:
+                model.setParam(name, value)
+        mask = model.addMVar(a.size, vtype=grb.BINARY, name="m")
+        error = model.addVar(lb=0.0, name="t")
+        model.addConstr(a @ mask - error <= w)
+        model.addConstr(a @ mask + error >= w)
+        model.setObjective(error, grb.MINIMIZE)
+        model.optimize()
+        if model.SolCount == 0:  # stopped before any incumbent: the empty mask is always feasible
+            return _Solution(np.zeros(a.size), False)
+        return _Solution(np.asarray(mask.X), model.Status == grb.OPTIMAL, float(model.ObjVal))
+    except gp.GurobiError as error:
+        if getattr(error, "errno", None) == grb.Error.SIZE_LIMIT_EXCEEDED:
+            raise SolverUnavailableError(
+                f"solver 'gurobi': the model has {a.size + 1} variables and 2 constraints, over the "
+                f"size-limited licence (at most {GUROBI_PIP_SIZE_LIMIT} variables and "
+                f"{GUROBI_PIP_SIZE_LIMIT} constraints); use a full licence or fallback='mitm'"
+            ) from None
+        raise
+    finally:
+        model.dispose()
+
+
+def _check_highs_options(options: MIPOptions) -> None:
+    unsupported = sorted(set(options.set_fields()) - {"time_limit", "mip_gap"})
+    if unsupported:
+        raise ValueError(
+            f"options {', '.join(unsupported)} are not supported by solver 'highs' "
+            "(scipy.optimize.milp takes time_limit and mip_gap only); leave them None"
+        )
+
+
+def _mip_matrices(w: float, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Variables (m_1..m_n, t): rows a.m - t <= w and a.m + t >= w."""
+    cost = np.zeros(a.size + 1)
+    cost[-1] = 1.0
+    rows = np.vstack((np.append(a, -1.0), np.append(a, 1.0)))
+    return cost, rows, np.array([w, w])
+
+
+def _solve_highs(w: float, a: np.ndarray, options: MIPOptions) -> _Solution:
+    optimize = _import("scipy.optimize", "highs", "pip install scipy")
+    cost, rows, bound = _mip_matrices(w, a)
+    settings: dict[str, object] = {"disp": False}
+    if options.time_limit is not None:
+        settings["time_limit"] = options.time_limit
+    if options.mip_gap is not None:
+        settings["mip_rel_gap"] = options.mip_gap
+    result = optimize.milp(
+        cost,
+        constraints=optimize.LinearConstraint(rows, lb=[-np.inf, bound[1]], ub=[bound[0], np.inf]),
+        integrality=np.append(np.ones(a.size), 0.0),
+        bounds=optimize.Bounds(np.zeros(a.size + 1), np.append(np.ones(a.size), np.inf)),
+        options=settings,
+    )
+    if result.x is None:
+        return _Solution(np.zeros(a.size), False)
+    return _Solution(result.x[:-1], result.status == 0, float(result.fun))
+
+
+def _cvxpy_solver_name(requested: str | None) -> str:
+    cp = _import("cvxpy", "cvxpy", "pip install cvxpy highspy")
+    installed = [name for name in CVXPY_MILP_SOLVERS if name in cp.installed_solvers()]
+    if requested is not None:
+        check_choice("options.cvxpy_solver", requested, CVXPY_MILP_SOLVERS)
+        if requested not in installed:
+            raise SolverUnavailableError(
+                f"options.cvxpy_solver={requested!r} is not installed for cvxpy; installed "
+                f"mixed-integer back-ends: {installed or 'none'}"
+            )
+        return requested
+    if not installed:
+        raise SolverUnavailableError(
+            "solver 'cvxpy' found no installed mixed-integer back-end; it needs one of "
+            f"{', '.join(CVXPY_MILP_SOLVERS)} (e.g. `pip install highspy`)"
+        )
+    return installed[0]
+
+
+def _solve_cvxpy(name: str, w: float, a: np.ndarray, options: MIPOptions) -> _Solution:
+    cp = importlib.import_module("cvxpy")
+    mask = cp.Variable(a.size, boolean=True)
+    error = cp.Variable(nonneg=True)
+    problem = cp.Problem(cp.Minimize(error), [a @ mask - error <= w, a @ mask + error >= w])
+    settings: dict[str, object] = {}
+    unsupported = sorted(set(options.set_fields()) - {"time_limit", "mip_gap"})
+    if unsupported or (options.set_fields() and name not in ("GUROBI", "HIGHS")):
+        raise ValueError(
+            f"options {', '.join(sorted(options.set_fields()))} are not supported by solver 'cvxpy' "
+            f"with back-end {name} (only time_limit and mip_gap, with GUROBI or HIGHS)"
+        )
+    if name == "GUROBI":
+        settings = {"TimeLimit": options.time_limit, "MIPGap": options.mip_gap}
+    elif name == "HIGHS":
+        settings = {"time_limit": options.time_limit, "mip_rel_gap": options.mip_gap}
+    settings = {key: value for key, value in settings.items() if value is not None}
+    problem.solve(solver=name, **settings)
+    if mask.value is None:
+        return _Solution(np.zeros(a.size), False)
+    objective = float(problem.value) if problem.value is not None else float("nan")
+    return _Solution(np.asarray(mask.value), problem.status == cp.OPTIMAL, objective)
