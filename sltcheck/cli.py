@@ -18,6 +18,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sltcheck.statements_cli",
     "sltcheck.repro.cli",
     "sltcheck.report_cli",
+    "sltcheck.bench_cli",
+    "sltcheck.lm.cli",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -94,36 +94,66 @@ class MatrixError:
 @dataclass(frozen=True)
 class PrunedMHA:
     masks: MHAMasks
-    pruned: MHAWeights  # source ⊙ masks
+    weights: MHAWeights  # the pruned source, source ⊙ masks
     errors: tuple[MatrixError, ...]
+
+    @property
+    def density(self) -> float:
+        """Fraction of source weights kept."""
+        return self.masks.density()
+
+    def _mask_arrays(self) -> tuple[np.ndarray, ...]:
+        return self.masks.tensors()
 
 
 @dataclass(frozen=True)
 class PrunedFC:
     masks: tuple[np.ndarray, ...]  # one bool mask per source layer (2L of them)
-    pruned: FCWeights
+    weights: FCWeights
     errors: tuple[MatrixError, ...]
+
+    @property
+    def density(self) -> float:
+        return _density(self.masks)
+
+    def _mask_arrays(self) -> tuple[np.ndarray, ...]:
+        return self.masks
 
 
 @dataclass(frozen=True)
 class PrunedBlock:
     attention: PrunedMHA
     fc: PrunedFC
-    pruned: BlockWeights
+    weights: BlockWeights
 
     @property
     def errors(self) -> tuple[MatrixError, ...]:
         return self.attention.errors + self.fc.errors
 
+    @property
+    def density(self) -> float:
+        return _density(self._mask_arrays())
+
+    def _mask_arrays(self) -> tuple[np.ndarray, ...]:
+        return self.attention._mask_arrays() + self.fc._mask_arrays()
+
 
 @dataclass(frozen=True)
 class PrunedTransformer:
     blocks: tuple[PrunedBlock, ...]
-    pruned: TransformerWeights
+    weights: TransformerWeights
 
     @property
     def errors(self) -> tuple[MatrixError, ...]:
         return tuple(error for block in self.blocks for error in block.errors)
+
+    @property
+    def density(self) -> float:
+        return _density(tuple(m for block in self.blocks for m in block._mask_arrays()))
+
+
+def _density(masks: Sequence[np.ndarray]) -> float:
+    return sum(int(m.sum()) for m in masks) / sum(m.size for m in masks)
 
 
 @dataclass(frozen=True)
@@ -299,9 +329,10 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
     merged_pruned = pruned.merged(how.dps)
     errors = []
     for name in ("W_QK", "W_VO"):
-        difference = getattr(merged_target, name) - getattr(merged_pruned, name)
-        for head in range(target.heads):
-            error_mp = precision.max_norm(difference[head])
+        with mpmath.workdps(how.dps):  # mpf arithmetic, abs() included, rounds at the context's precision
+            difference = getattr(merged_target, name) - getattr(merged_pruned, name)
+            head_errors = [precision.max_norm(difference[head]) for head in range(target.heads)]
+        for head, error_mp in enumerate(head_errors):
             errors.append(
                 MatrixError(
                     name=f"{prefix}{name}[head {head}]",
@@ -312,7 +343,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
                     solver=how.solver,
                 )
             )
-    return PrunedMHA(masks=mha_masks, pruned=pruned, errors=tuple(errors))
+    return PrunedMHA(masks=mha_masks, weights=pruned, errors=tuple(errors))
 
 
 def _check_mha_pair(target: MHAWeights, source: MHAWeights) -> None:
@@ -412,7 +443,8 @@ def _relu_layer_error_mp(
     positive, negative = relu_layer_parts(W1, W2, M1, M2, dps)
     with mpmath.workdps(dps):
         target = precision.to_mp(W, dps)
-        return max(precision.max_norm(target - positive), precision.max_norm(target - negative))
+        errors: list[Any] = [precision.max_norm(target - positive), precision.max_norm(target - negative)]
+        return max(errors)
 
 
 def prune_fc(
@@ -458,7 +490,7 @@ def _prune_fc(target: FCWeights, source: FCWeights, how: _Solve, prefix: str) ->
                 solver=how.solver,
             )
         )
-    return PrunedFC(masks=tuple(masks), pruned=source.pruned(tuple(masks)), errors=tuple(errors))
+    return PrunedFC(masks=tuple(masks), weights=source.pruned(tuple(masks)), errors=tuple(errors))
 
 
 # --- blocks and transformers (Theorems 11 and 14) ------------------------------------------------
@@ -521,7 +553,7 @@ def prune_transformer(
 def _prune_block(target: BlockWeights, source: BlockWeights, how: _Solve, prefix: str) -> PrunedBlock:
     attention = _prune_mha(target.attention, source.attention, how, prefix=f"{prefix}attention.")
     fc = _prune_fc(target.fc, source.fc, how, prefix=f"{prefix}fc.")
-    return PrunedBlock(attention=attention, fc=fc, pruned=BlockWeights(attention.pruned, fc.pruned))
+    return PrunedBlock(attention=attention, fc=fc, weights=BlockWeights(attention.weights, fc.weights))
 
 
 def _prune_transformer(
@@ -535,7 +567,7 @@ def _prune_transformer(
         _prune_block(t, s, how, prefix=f"blocks[{b}].")
         for b, (t, s) in enumerate(zip(target.blocks, source.blocks, strict=True))
     )
-    return PrunedTransformer(blocks=blocks, pruned=TransformerWeights(tuple(b.pruned for b in blocks)))
+    return PrunedTransformer(blocks=blocks, weights=TransformerWeights(tuple(b.weights for b in blocks)))
 
 
 def error_table(errors: Sequence[MatrixError]) -> str:

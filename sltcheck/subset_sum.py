@@ -33,6 +33,7 @@ smaller than the true error of the mask it returns.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 import warnings
@@ -159,7 +160,7 @@ def solve_subset_sum(
             raise
         warnings.warn(f"{error}; falling back to solver {fallback!r}", stacklevel=2)
         result = _run(fallback, targets_array, candidates_array, options, return_mp, dps)
-        return _replace_reason(result, str(error))
+        return dataclasses.replace(result, fallback_reason=str(error))
 
 
 def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
@@ -255,11 +256,6 @@ def _run(
     )
 
 
-def _replace_reason(result: SubsetSumResult, reason: str) -> SubsetSumResult:
-    fields = {name: getattr(result, name) for name in result.__dataclass_fields__}
-    return SubsetSumResult(**{**fields, "fallback_reason": reason})
-
-
 def _round_to_binary(values: np.ndarray, tolerance: float, solver: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     rounded = np.round(values)
@@ -267,7 +263,7 @@ def _round_to_binary(values: np.ndarray, tolerance: float, solver: str) -> np.nd
     if np.any(bad):
         index = int(np.flatnonzero(bad)[0])
         raise SolverOutputError(
-            f"solver {solver!r} returned mask value {values[index]!r} at index {index}, farther than "
+            f"solver {solver!r} returned mask value {float(values[index])!r} at index {index}, farther than "
             f"binary_tolerance={tolerance} from 0 or 1"
         )
     return rounded.astype(bool)
@@ -342,13 +338,16 @@ def _solve_mitm(w: float, a: np.ndarray) -> _Solution:
     nearest = _nearest_distance(right_sums, residuals)
     best_float = float(nearest.min())
     window = best_float + 2.0 * _shortlist_tolerance(w, values)
-    low = np.searchsorted(right_sums, residuals - window, side="left")
-    high = np.searchsorted(right_sums, residuals + window, side="right")
+    # A row with a right sum inside its window has its nearest one there too; doubling the
+    # window absorbs the roundings of residual +- window, so no such row is missed.
+    near_rows = np.flatnonzero(nearest <= 2.0 * window)
+    low = np.searchsorted(right_sums, residuals[near_rows] - window, side="left")
+    high = np.searchsorted(right_sums, residuals[near_rows] + window, side="right")
     counts = high - low
     total = int(counts.sum())
     proven = total <= SHORTLIST_LIMIT
     if proven:
-        rows = np.repeat(np.arange(residuals.size), counts)
+        rows = np.repeat(near_rows, counts)
         starts = np.repeat(low - np.cumsum(counts) + counts, counts)
         columns = starts + np.arange(total)
     else:  # pathological ties: decide among the nearest pairs of the closest rows only

@@ -1,0 +1,227 @@
+"""The subset-sum engine: exact optimality of mitm, exact error recomputation, bad input."""
+
+from __future__ import annotations
+
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sltcheck import subset_sum
+from sltcheck.subset_sum import (
+    MIPOptions,
+    SolverOutputError,
+    SolverUnavailableError,
+    exact_error,
+    solve_subset_sum,
+)
+
+
+def lemma7_instances(problems: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, problems), rng.uniform(-1, 1, (problems, n)) * rng.uniform(-1, 1, (problems, n))
+
+
+def mp_error(w: float, a: np.ndarray, mask: np.ndarray) -> mpmath.mpf:
+    """An independent recomputation: mpmath at 60 digits (exact for these sums)."""
+    with mpmath.workdps(60):
+        return abs(mpmath.mpf(w) - mpmath.fsum(mpmath.mpf(x) for x in a[mask]))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 11, 13, 16])
+def test_mitm_equals_brute_force_exactly(n):
+    w, a = lemma7_instances(12, n, seed=n)
+    mitm = solve_subset_sum(w, a, "mitm", return_mp=True, dps=50)
+    brute = solve_subset_sum(w, a, "brute", return_mp=True, dps=50)
+    assert mitm.exact_errors == brute.exact_errors
+    assert mitm.errors_mp == brute.errors_mp
+    assert mitm.proven_optimal.all() and brute.proven_optimal.all() and mitm.optimality_exact
+
+
+def test_mitm_equals_brute_force_at_twenty():
+    w, a = lemma7_instances(2, 20, seed=20)
+    assert solve_subset_sum(w, a, "mitm").exact_errors == solve_subset_sum(w, a, "brute").exact_errors
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 9),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.integers(0, 60),
+    duplicates=st.booleans(),
+)
+def test_mitm_equals_brute_force_on_adversarial_magnitudes(n, seed, spread, duplicates):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-spread, 1, n)  # magnitudes over 2^spread
+    if duplicates:
+        a[rng.integers(0, n, n)] = a[0]
+    w = float(a[rng.random(n) < 0.5].sum() + rng.uniform(-1, 1) * 2.0 ** -rng.integers(0, 60))
+    assert solve_subset_sum(w, a, "mitm").exact_errors == solve_subset_sum(w, a, "brute").exact_errors
+
+
+def test_exact_decision_beats_float_rounding():
+    # The float64 left sum 1 + 2^-53 rounds to 1, so {a0, a2} and {a0, a1, a2} look equally
+    # good in float64; exactly, the second hits w = 1 + 2^-52.
+    a = np.array([1.0, 2.0**-53, 2.0**-53, 5.0])
+    w = 1.0 + 2.0**-52
+    for solver in ("mitm", "brute"):
+        result = solve_subset_sum(w, a, solver)
+        assert result.exact_errors == (Fraction(0),)
+        assert result.masks[0].tolist() == [True, True, True, False]
+
+
+def test_errors_are_recomputed_from_the_masks():
+    w, a = lemma7_instances(6, 10, seed=3)
+    for solver in ("mitm", "greedy", "brute"):
+        result = solve_subset_sum(w, a, solver, return_mp=True, dps=40)
+        assert result.masks.dtype == bool and result.masks.shape == (6, 10)
+        for p in range(6):
+            assert result.exact_errors[p] == exact_error(w[p], a[p], result.masks[p])
+            assert result.errors[p] == float(mp_error(w[p], a[p], result.masks[p]))
+            with mpmath.workdps(40):
+                assert abs(result.errors_mp[p] - mp_error(w[p], a[p], result.masks[p])) <= mpmath.mpf(10) ** -38
+
+
+def test_exactly_reachable_targets_and_zero_candidates():
+    a = np.array([0.25, 0.0, -0.5, 0.125, 0.0])
+    result = solve_subset_sum(np.array([-0.375, 0.0]), np.stack([a, a]))
+    assert result.exact_errors == (Fraction(0), Fraction(0))
+    assert not result.masks[:, [1, 4]].any()  # a zero candidate is never kept
+    assert not result.masks[1].any()  # target 0: the empty mask
+
+
+def test_batch_equals_one_by_one_and_is_deterministic():
+    w, a = lemma7_instances(8, 14, seed=5)
+    batch = solve_subset_sum(w, a)
+    again = solve_subset_sum(w, a)
+    assert batch.masks.tobytes() == again.masks.tobytes()
+    for p in range(8):
+        single = solve_subset_sum(float(w[p]), a[p])
+        assert single.masks[0].tobytes() == batch.masks[p].tobytes()
+
+
+def test_no_solver_beats_mitm():
+    w, a = lemma7_instances(4, 12, seed=7)
+    optimum = solve_subset_sum(w, a, "mitm").exact_errors
+    reasons = subset_sum.available_solvers()
+    for solver in ("greedy", "gurobi", "highs", "cvxpy"):
+        if reasons[solver] is not None:
+            continue
+        result = solve_subset_sum(w, a, solver)
+        assert all(e >= o for e, o in zip(result.exact_errors, optimum, strict=True)), solver
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [32, 40])
+def test_mitm_large_is_proven_and_beats_greedy(n):
+    w, a = lemma7_instances(1, n, seed=n)
+    result = solve_subset_sum(w, a)
+    assert result.proven_optimal.all()
+    assert result.exact_errors[0] <= solve_subset_sum(w, a, "greedy").exact_errors[0]
+
+
+@pytest.mark.parametrize(
+    ("targets", "candidates", "solver", "fragment"),
+    [
+        (np.nan, [0.5, 0.25], "mitm", "targets must have finite entries"),
+        ([0.1, np.inf], [[0.5], [0.25]], "mitm", "targets must have finite entries"),
+        (0.1, [0.5, np.nan], "mitm", "candidates must have finite entries"),
+        (0.1, [], "mitm", "at least one candidate"),
+        ([0.1, 0.2], np.zeros((2, 0)), "mitm", "at least one candidate"),
+        ([], np.zeros((0, 3)), "mitm", "at least one problem"),
+        ([0.1, 0.2], [[0.5, 0.1]], "mitm", "must have shape (P, n') = (2, n')"),
+        (0.1, [0.5], "simplex", "solver must be one of 'mitm'"),
+        (0.1, np.ones(subset_sum.MITM_MAX_CANDIDATES + 1), "mitm", "solver 'mitm' allows n'"),
+        (0.1, np.ones(21), "brute", "solver 'brute' allows n' <= 20"),
+    ],
+)
+def test_bad_input_is_a_clear_value_error(targets, candidates, solver, fragment):
+    with pytest.raises(ValueError) as info:
+        solve_subset_sum(targets, candidates, solver)
+    assert fragment in str(info.value)
+
+
+def test_unknown_fallback_and_bad_options():
+    with pytest.raises(ValueError, match="fallback must be one of"):
+        solve_subset_sum(0.1, [0.5], "mitm", fallback="magic")
+    with pytest.raises(ValueError, match="mip_gap_abs are not supported by solver 'highs'"):
+        solve_subset_sum(0.1, [0.5], "highs", options=MIPOptions(mip_gap_abs=1e-9))
+    with pytest.raises(ValueError, match="options.binary_tolerance must be finite and > 0"):
+        solve_subset_sum(0.1, [0.5], options=MIPOptions(binary_tolerance=-1))
+
+
+@pytest.fixture
+def fresh_gurobi_env(monkeypatch):
+    monkeypatch.setattr(subset_sum, "_GUROBI_ENV", [])
+
+
+def test_gurobi_not_installed(monkeypatch, fresh_gurobi_env):
+    monkeypatch.setitem(sys.modules, "gurobipy", None)  # makes `import gurobipy` fail
+    with pytest.raises(SolverUnavailableError, match=r"solver 'gurobi' needs .*'gurobipy'.*pip install gurobipy"):
+        solve_subset_sum(0.1, [0.5, 0.25], "gurobi")
+    with pytest.warns(UserWarning, match="falling back to solver 'mitm'"):
+        result = solve_subset_sum(0.1, [0.5, 0.25], "gurobi", fallback="mitm")
+    assert result.solver == "mitm" and "gurobipy" in result.fallback_reason
+    assert subset_sum.available_solvers()["gurobi"] is not None
+
+
+def test_gurobi_not_licensed(monkeypatch, fresh_gurobi_env):
+    gurobipy = pytest.importorskip("gurobipy")
+
+    def no_licence(*args, **kwargs):
+        raise gurobipy.GurobiError(10009, "No Gurobi license found")
+
+    monkeypatch.setattr(gurobipy, "Env", no_licence)
+    with pytest.raises(SolverUnavailableError, match="solver 'gurobi' is installed but not licensed"):
+        solve_subset_sum(0.1, [0.5, 0.25], "gurobi")
+    with pytest.warns(UserWarning):
+        assert solve_subset_sum(0.1, [0.5, 0.25], "gurobi", fallback="mitm").solver == "mitm"
+
+
+def test_gurobi_size_limit_names_the_limit():
+    if subset_sum.available_solvers()["gurobi"] is not None:
+        pytest.skip("gurobipy not usable here")
+    a = np.random.default_rng(0).uniform(-1, 1, subset_sum.GUROBI_PIP_SIZE_LIMIT)
+    options = MIPOptions(time_limit=2.0)
+    try:
+        solve_subset_sum(0.3, a, "gurobi", options=options)
+    except SolverUnavailableError as error:
+        assert "size-limited licence" in str(error) and "2000" in str(error)
+    else:
+        pytest.skip("a full Gurobi licence is installed: no size limit to hit")
+    with pytest.warns(UserWarning):
+        result = solve_subset_sum(0.3, a, "gurobi", options=options, fallback="greedy")
+    assert result.solver == "greedy" and result.fallback_reason
+
+
+def test_cvxpy_without_a_milp_backend(monkeypatch):
+    cvxpy = pytest.importorskip("cvxpy")
+    monkeypatch.setattr(cvxpy, "installed_solvers", lambda: ["SCS", "CLARABEL"])
+    with pytest.raises(SolverUnavailableError, match="found no installed mixed-integer back-end"):
+        solve_subset_sum(0.1, [0.5], "cvxpy")
+    monkeypatch.setattr(cvxpy, "installed_solvers", lambda: ["HIGHS"])
+    with pytest.raises(SolverUnavailableError, match="options.cvxpy_solver='SCIP' is not installed"):
+        solve_subset_sum(0.1, [0.5], "cvxpy", options=MIPOptions(cvxpy_solver="SCIP"))
+
+
+def test_values_far_from_binary_are_refused():
+    assert subset_sum._round_to_binary(np.array([1e-6, 1 - 1e-6]), 1e-4, "x").tolist() == [False, True]
+    with pytest.raises(SolverOutputError, match=r"mask value 0.5 at index 1"):
+        subset_sum._round_to_binary(np.array([0.0, 0.5]), 1e-4, "x")
+    with pytest.raises(SolverOutputError, match="mask value 2.0"):
+        subset_sum._round_to_binary(np.array([2.0]), 1e-4, "x")
+
+
+def test_mip_objective_is_kept_apart_from_the_error():
+    if subset_sum.available_solvers()["highs"] is not None:
+        pytest.skip("scipy's HiGHS is not usable here")
+    w, a = lemma7_instances(2, 10, seed=11)
+    result = solve_subset_sum(w, a, "highs")
+    assert not result.optimality_exact
+    for p in range(2):
+        assert result.errors[p] == float(exact_error(w[p], a[p], result.masks[p]))
+    assert np.isfinite(result.solver_objective).all()
