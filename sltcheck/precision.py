@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -75,5 +76,5 @@ def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> object:
         return max(values[i] for i in range(values.rows))
 
 
-def to_float(value: object) -> float:
+def to_float(value: Any) -> float:
     return float(value)  # mpf and numpy scalars both convert

@@ -14,6 +14,7 @@ import json
 import math
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from sltcheck import __version__
 from sltcheck.repro.store import versions
@@ -37,9 +38,9 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def _ratio(value: object) -> str:
+def _ratio(value: Any) -> str:
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         return _e(value)
     return "—" if math.isnan(number) else f"{number:.4g}"
@@ -48,9 +49,9 @@ def _ratio(value: object) -> str:
 # --- loading ------------------------------------------------------------------------
 
 
-def load_inputs(paths: list[str]) -> dict[str, list[dict[str, object]]]:
+def load_inputs(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Sort every given run directory or file into findings, synthetic and lm results."""
-    found: dict[str, list[dict[str, object]]] = {"findings": [], "synthetic": [], "lm": []}
+    found: dict[str, list[dict[str, Any]]] = {"findings": [], "synthetic": [], "lm": []}
     for raw in paths:
         path = Path(raw)
         candidates = [path] if path.is_file() else sorted(path.rglob("*.json")) if path.is_dir() else []
@@ -67,24 +68,24 @@ def load_inputs(paths: list[str]) -> dict[str, list[dict[str, object]]]:
     return found
 
 
-def _entries(findings: dict[str, object]) -> list[dict[str, object]]:
+def _entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
     for key in ("entries", "findings", "results"):
         if isinstance(findings.get(key), list):
-            return findings[key]  # type: ignore[return-value]
+            return findings[key]
     return []
 
 
 # --- building -------------------------------------------------------------------------
 
 
-def build(inputs: dict[str, list[dict[str, object]]], label: str = "sltcheck report") -> dict[str, object]:
+def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report") -> dict[str, Any]:
     """The report's content as one JSON-serialisable dict."""
     entries = [e for f in inputs["findings"] for e in _entries(f)]
     statements = [e for e in entries if not e.get("mutant")]
     mutants = [e for e in entries if e.get("mutant")]
     violated = [e for e in statements if e.get("violated")]
     tightest = max(statements, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
-    synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]  # type: ignore[attr-defined]
+    synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]
     return {
         "label": label,
         "created": _dt.datetime.now().isoformat(timespec="seconds"),
@@ -105,11 +106,11 @@ def build(inputs: dict[str, list[dict[str, object]]], label: str = "sltcheck rep
             "mutants_refuted": sum(bool(m.get("refuted", m.get("violated"))) for m in mutants),
             "reproductions": [
                 {"figure": s.get("figure"), "checked": s.get("checked"),
-                 "violations": len(s.get("violations", [])), "worst_ratio": s.get("worst_ratio"),  # type: ignore[arg-type]
+                 "violations": len(s.get("violations", [])), "worst_ratio": s.get("worst_ratio"),
                  "source": s.get("_source")}
                 for s in inputs["synthetic"]
             ],
-            "lm_runs": [{"figure": r.get("figure"), "preset": r.get("preset"), "runs": len(r.get("runs", [])),  # type: ignore[arg-type]
+            "lm_runs": [{"figure": r.get("figure"), "preset": r.get("preset"), "runs": len(r.get("runs", [])),
                          "source": r.get("_source")} for r in inputs["lm"]],
             "synthetic_violations": len(synthetic_violations),
         },
@@ -122,44 +123,44 @@ def build(inputs: dict[str, list[dict[str, object]]], label: str = "sltcheck rep
 # --- rendering ------------------------------------------------------------------------
 
 
-def _glance_html(report: dict[str, object]) -> str:
-    g = report["glance"]  # type: dict[str, object]  # type: ignore[assignment]
-    violated = g["violated"]  # type: ignore[index]
-    tight = g["tightest"]  # type: ignore[index]
+def _glance_html(report: dict[str, Any]) -> str:
+    g = report["glance"]  # type: dict[str, Any]
+    violated = g["violated"]
+    tight = g["tightest"]
     rows = [
-        ("statements and variants checked", str(g["statements_checked"])),  # type: ignore[index]
-        ("held", f'<span class="ok">{g["held"]}</span>'),  # type: ignore[index]
+        ("statements and variants checked", str(g["statements_checked"])),
+        ("held", f'<span class="ok">{g["held"]}</span>'),
         ("violated", f'<span class="bad">{_e(", ".join(violated))}</span>' if violated
          else '<span class="ok">none</span>'),
         ("tightest measured / bound", "—" if not tight else
          f"{_ratio(tight['ratio'])} ({_e(tight['statement'])} [{_e(tight['variant'])}])"),
-        ("mutants refuted", f"{g['mutants_refuted']} of {g['mutants']}"),  # type: ignore[index]
+        ("mutants refuted", f"{g['mutants_refuted']} of {g['mutants']}"),
     ]
-    for rep in g["reproductions"]:  # type: ignore[index]
+    for rep in g["reproductions"]:
         state = ('<span class="ok">every measured error under its bound</span>' if not rep["violations"]
                  else f'<span class="bad">{rep["violations"]} above their bound</span>')
         rows.append((f"reproduction {_e(rep['figure'])}",
                      f"{_e(rep['checked'])} pruned sources checked; {state}; worst ratio {_ratio(rep['worst_ratio'])}"))
-    for run in g["lm_runs"]:  # type: ignore[index]
+    for run in g["lm_runs"]:
         rows.append((f"language model {_e(run['figure'])}", f"{_e(run['runs'])} runs, preset {_e(run['preset'])}"))
     body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     env = report["environment"]
-    env_html = ", ".join(f"{_e(k)} {_e(v)}" for k, v in env.items())  # type: ignore[attr-defined]
-    settings = "; ".join(", ".join(f"{_e(k)}={_e(v)}" for k, v in s.items()) for s in report["settings"])  # type: ignore[attr-defined]
+    env_html = ", ".join(f"{_e(k)} {_e(v)}" for k, v in env.items())
+    settings = "; ".join(", ".join(f"{_e(k)}={_e(v)}" for k, v in s.items()) for s in report["settings"])
     return (f"<h2>At a glance</h2><table>{body}</table>"
             f'<p class="muted">Environment: {env_html}.<br>Checks: {settings or "none"}.</p>')
 
 
-def _violations_html(report: dict[str, object]) -> str:
+def _violations_html(report: dict[str, Any]) -> str:
     cards = []
-    for e in report["statements"]:  # type: ignore[attr-defined]
+    for e in report["statements"]:
         if e.get("violated") and not e.get("mutant"):
             cards.append(
                 f'<div class="card violation"><b class="bad">Violated:</b> {_e(e.get("statement"))} '
                 f'[{_e(e.get("variant"))}] — measured/bound = {_ratio(e.get("worst_ratio"))}, seed {_e(e.get("seed"))}.'
                 f'<br>{_e(e.get("explanation", ""))}'
                 f'<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
-    for s in report["synthetic"]:  # type: ignore[attr-defined]
+    for s in report["synthetic"]:
         for v in s.get("violations", [])[:20]:
             cards.append(
                 f'<div class="card violation"><b class="bad">Violated in {_e(s.get("figure"))}:</b> source '
@@ -169,14 +170,14 @@ def _violations_html(report: dict[str, object]) -> str:
     return "<h2>Violations</h2>" + "".join(cards) if cards else ""
 
 
-def _mutant_outcome(mutant: dict[str, object]) -> str:
+def _mutant_outcome(mutant: dict[str, Any]) -> str:
     refuted = mutant.get("refuted", mutant.get("violated"))
     return '<span class="ok">refuted</span>' if refuted else '<span class="bad">survived</span>'
 
 
-def _statements_html(report: dict[str, object]) -> str:
-    groups: dict[str, list[dict[str, object]]] = {}
-    for e in report["statements"]:  # type: ignore[attr-defined]
+def _statements_html(report: dict[str, Any]) -> str:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for e in report["statements"]:
         groups.setdefault(str(e.get("statement")), []).append(e)
     if not groups:
         return "<h2>Statements</h2><p>No statement checks in this report.</p>"
@@ -189,7 +190,7 @@ def _statements_html(report: dict[str, object]) -> str:
         if head.get("text"):
             out.append(f"<p>{_e(head['text'])}</p>")
         if head.get("assumptions"):
-            out.append(f"<p><b>Assumptions:</b> {_e(', '.join(map(str, head['assumptions'])))}</p>")  # type: ignore[arg-type]
+            out.append(f"<p><b>Assumptions:</b> {_e(', '.join(map(str, head['assumptions'])))}</p>")
         rows = "".join(
             f"<tr><td>{_e(v.get('variant'))}</td><td>{_e(v.get('examples'))}</td>"
             f"<td>{_ratio(v.get('worst_ratio'))}</td><td>{_e(v.get('undecided', 0))}</td>"
@@ -198,7 +199,7 @@ def _statements_html(report: dict[str, object]) -> str:
             for v in variants)
         out.append("<table><tr><th>variant</th><th>examples</th><th>worst measured/bound</th>"
                    f"<th>undecided</th><th>verdict</th><th>seed</th></tr>{rows}</table>")
-        plots = [histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",  # type: ignore[union-attr]
+        plots = [histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",
                            xlabel="measured / bound") for v in variants if v.get("ratios")]
         if plots:
             out.append(f'<div class="plots">{"".join(plots)}</div>')
@@ -216,53 +217,53 @@ def _statements_html(report: dict[str, object]) -> str:
     return "".join(out)
 
 
-def _synthetic_html(summary: dict[str, object]) -> str:
+def _synthetic_html(summary: dict[str, Any]) -> str:
     figure = str(summary.get("figure"))
-    points = summary.get("points", [])  # type: list[dict[str, object]]  # type: ignore[assignment]
-    fits = summary.get("fits", {})  # type: dict[str, object]  # type: ignore[assignment]
-    paper = summary.get("paper_fit", {})  # type: dict[str, float]  # type: ignore[assignment]
+    points = summary.get("points", [])  # type: list[dict[str, Any]]
+    fits = summary.get("fits", {})  # type: dict[str, Any]
+    paper = summary.get("paper_fit", {})  # type: dict[str, float]
     series: list[Series] = []
     if figure in ("fig4", "fig6"):
         key, xlabel = "blocks", "source width n (n_K = n_V, or n_MHA = n_FC)"
-        for value in sorted({p[key] for p in points}):  # type: ignore[type-var]
+        for value in sorted({p[key] for p in points}):
             chosen = [p for p in points if p[key] == value]
-            x = [float(p["width"]) for p in chosen]  # type: ignore[arg-type]
+            x = [float(p["width"]) for p in chosen]
             label = "error" if figure == "fig4" else f"B = {value}"
-            series.append(Series(label, x, [float(p["mean"]) for p in chosen],  # type: ignore[arg-type]
-                                 [float(p["std"]) for p in chosen]))  # type: ignore[arg-type]
+            series.append(Series(label, x, [float(p["mean"]) for p in chosen],
+                                 [float(p["std"]) for p in chosen]))
             fit = fits.get("all" if figure == "fig4" else f"B={value}")
             if isinstance(fit, dict) and "gamma" in fit:
                 series.append(Series(f"fit {label}", x, [fit["gamma"] * math.exp(-fit["delta"] * v) for v in x],
                                      dashed=True, markers=False, color=series[-1].color))
-            series.append(Series(f"bound {label}", x, [float(p["mean_bound"]) for p in chosen],  # type: ignore[arg-type]
+            series.append(Series(f"bound {label}", x, [float(p["mean_bound"]) for p in chosen],
                                  dashed=True, markers=False))
         if figure == "fig4" and paper and points:
-            x = sorted({float(p["width"]) for p in points})  # type: ignore[arg-type]
+            x = sorted({float(p["width"]) for p in points})
             series.append(Series("paper 0.8e^-0.06n", x, [paper["gamma"] * math.exp(-paper["delta"] * v) for v in x],
                                  dashed=True, markers=False, color="#7f7f7f"))
         plot = line_plot(series, title=f"{figure}: approximation error vs width", xlabel=xlabel,
                          ylabel="max_i ||S(x_i) - T(x_i)||", logy=True)
     else:
-        for width in sorted({p["width"] for p in points}):  # type: ignore[type-var]
-            chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])  # type: ignore[arg-type,return-value]
-            series.append(Series(f"n = {width}", [float(p["length"]) for p in chosen],  # type: ignore[arg-type]
-                                 [float(p["mean"]) for p in chosen], [float(p["std"]) for p in chosen]))  # type: ignore[arg-type]
+        for width in sorted({p["width"] for p in points}):
+            chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])
+            series.append(Series(f"n = {width}", [float(p["length"]) for p in chosen],
+                                 [float(p["mean"]) for p in chosen], [float(p["std"]) for p in chosen]))
         plot = line_plot(series, title="fig5: approximation error vs sequence length", xlabel="T",
                          ylabel="max_i ||S(x_i) - T(x_i)||", logy=True, logx=True)
     rows = "".join(
         f"<tr><td>{_e(p['blocks'])}</td><td>{_e(p['length'])}</td><td>{_e(p['width'])}</td><td>{_e(p['sources'])}</td>"
-        f"<td>{float(p['mean']):.4g}</td><td>{float(p['std']):.3g}</td><td>{float(p['mean_bound']):.3g}</td>"  # type: ignore[arg-type]
+        f"<td>{float(p['mean']):.4g}</td><td>{float(p['std']):.3g}</td><td>{float(p['mean_bound']):.3g}</td>"
         f"<td>{_ratio(p['max_ratio'])}</td></tr>" for p in points)
     fit_rows = "".join(
         f"<tr><td>{_e(name)}</td>"
         f"<td>{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]</td>"
         f"<td>{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]</td></tr>"
         for name, fit in fits.items() if isinstance(fit, dict) and "gamma" in fit)
-    config = summary.get("config", {})  # type: dict[str, object]  # type: ignore[assignment]
+    config = summary.get("config", {})  # type: dict[str, Any]
     return (f'<div class="card"><h3>{_e(figure)} — mode {_e(config.get("mode"))}, solver {_e(config.get("solver"))}, '
             f'initialisation {_e(config.get("init"))}, preset {_e(config.get("preset"))}</h3>'
             f'<p>{_e(summary.get("checked"))} pruned sources, each checked against the a-posteriori bound of its '
-            f'proof: {len(summary.get("violations", []))} violations, worst measured/bound '  # type: ignore[arg-type]
+            f'proof: {len(summary.get("violations", []))} violations, worst measured/bound '
             f'{_ratio(summary.get("worst_ratio"))}. Targets: norm policy {_e(summary.get("norm_policy"))}.</p>'
             f'<div class="plots">{plot}</div>'
             f"<table><tr><th>fit</th><th>gamma [95% CI]</th><th>delta [95% CI]</th></tr>{fit_rows}"
@@ -272,22 +273,22 @@ def _synthetic_html(summary: dict[str, object]) -> str:
             f'<p class="muted">run: {_e(summary.get("_source"))}</p></div>')
 
 
-def _lm_html(result: dict[str, object]) -> str:
-    summary = result.get("summary", [])  # type: list[dict[str, object]]  # type: ignore[assignment]
+def _lm_html(result: dict[str, Any]) -> str:
+    summary = result.get("summary", [])  # type: list[dict[str, Any]]
     figure = str(result.get("figure"))
     plots = []
     if summary:
         key = "scale" if figure == "fig8" else "nonzero_params"
-        groups: dict[str, list[dict[str, object]]] = {}
+        groups: dict[str, list[dict[str, Any]]] = {}
         for point in summary:
             label = f"s = {point.get('scale')}" if figure == "fig7" else "edge-popup"
             groups.setdefault(label, []).append(point)
         series = []
         for label, chosen in groups.items():
             chosen = [p for p in chosen if p.get(key) is not None and p.get("mean") is not None]
-            chosen.sort(key=lambda p: float(p[key]))  # type: ignore[arg-type]
-            series.append(Series(label, [float(p[key]) for p in chosen], [float(p["mean"]) for p in chosen],  # type: ignore[arg-type]
-                                 [float(p.get("std") or 0.0) for p in chosen]))  # type: ignore[arg-type]
+            chosen.sort(key=lambda p: float(p[key]))
+            series.append(Series(label, [float(p[key]) for p in chosen], [float(p["mean"]) for p in chosen],
+                                 [float(p.get("std") or 0.0) for p in chosen]))
         plots.append(line_plot(series, title=f"{figure}: validation loss vs {key.replace('_', ' ')}",
                                xlabel="query/key scale s" if figure == "fig8" else "nonzero parameters",
                                ylabel="validation loss"))
@@ -298,9 +299,9 @@ def _lm_html(result: dict[str, object]) -> str:
             f'<p class="muted">run: {_e(result.get("_source"))}</p></div>')
 
 
-def render(report: dict[str, object]) -> str:
-    synthetic = "".join(_synthetic_html(s) for s in report["synthetic"])  # type: ignore[attr-defined]
-    lm = "".join(_lm_html(r) for r in report["lm"])  # type: ignore[attr-defined]
+def render(report: dict[str, Any]) -> str:
+    synthetic = "".join(_synthetic_html(s) for s in report["synthetic"])
+    lm = "".join(_lm_html(r) for r in report["lm"])
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{_e(report['label'])}</title><style>{STYLE}</style></head><body>"
@@ -313,7 +314,7 @@ def render(report: dict[str, object]) -> str:
     )
 
 
-def write(report: dict[str, object], out: str | None = None, directory: str = "reports") -> Path:
+def write(report: dict[str, Any], out: str | None = None, directory: str = "reports") -> Path:
     """Write the HTML and the JSON beside it; never overwrite an earlier report."""
     if out is None:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")

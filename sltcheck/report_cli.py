@@ -41,8 +41,8 @@ def handle(args: argparse.Namespace) -> int:
     content = report.build(report.load_inputs(inputs), label=args.label)
     path = report.write(content, args.out)
     glance = content["glance"]
-    print(f"\n{glance['held']} of {glance['statements_checked']} statement variants held; "  # type: ignore[index]
-          f"{glance['synthetic_violations']} reproduction violations.")  # type: ignore[index]
+    print(f"\n{glance['held']} of {glance['statements_checked']} statement variants held; "
+          f"{glance['synthetic_violations']} reproduction violations.")
     print(f"report: {path.resolve()}")
     print(f"json:   {path.with_suffix('.json').resolve()}")
     return 0

@@ -29,12 +29,12 @@ class Series:
 def _ticks(low: float, high: float, log: bool) -> list[float]:
     if log:
         first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-        step = max(1, (last - first) // 6)
+        step = max(1, int(last - first) // 6)
         return [10.0**k for k in range(first, last + 1, step)]
     if high == low:
         return [low]
     raw = (high - low) / 5
-    magnitude = 10 ** math.floor(math.log10(raw))
+    magnitude = 10.0 ** math.floor(math.log10(raw))
     step = min((m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw), default=raw)
     start = math.ceil(low / step) * step
     return [start + i * step for i in range(int((high - start) / step) + 1)]

@@ -29,6 +29,11 @@ class AttentionConfig:
 class MultiHeadAttention(nn.Module):
     """Attn(x_i) = sum_j sigma(q_i^(j) K^(j)T / sqrt(d_K); a_i) V^(j) W_O^(j) (Section 2.2)."""
 
+    M_Q: torch.Tensor
+    M_K: torch.Tensor
+    M_V: torch.Tensor
+    M_O: torch.Tensor
+
     def __init__(self, config: AttentionConfig, dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
         c = config
@@ -151,4 +156,4 @@ class Transformer(nn.Module):
         return cls([Block.from_weights(b, dtype) for b in weights.blocks])
 
     def to_weights(self) -> TransformerWeights:
-        return TransformerWeights(tuple(b.to_weights() for b in self.blocks))  # type: ignore[union-attr]
+        return TransformerWeights(tuple(b.to_weights() for b in self.blocks if isinstance(b, Block)))

@@ -55,7 +55,7 @@ def decide(measured: object, bound: object, dps: int = DEFAULT_DPS) -> Verdict:
     """Compare two values computed at ``dps`` digits."""
     dps = check_dps(dps)
     with mpmath.workdps(dps):
-        m, b = mpmath.mpf(measured), mpmath.mpf(bound)  # type: ignore[arg-type]
+        m, b = mpmath.mpf(measured), mpmath.mpf(bound)
         if not (mpmath.isfinite(m) and mpmath.isfinite(b)):
             raise ValueError(f"measured and bound must be finite, got {m} and {b}")
         scale = max(abs(m), abs(b))

@@ -149,7 +149,7 @@ class FCWeights:
     def __post_init__(self) -> None:
         if len(self.layers) == 0:
             raise ValueError("layers must hold at least one weight matrix, got none")
-        checked = []
+        checked: list[np.ndarray] = []
         for index, layer in enumerate(self.layers):
             layer = check_array(f"layers[{index}]", layer, ndim=2)
             if checked and layer.shape[1] != checked[-1].shape[0]:

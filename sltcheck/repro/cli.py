@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from sltcheck.repro import synthetic
 
 
-def _print_summary(summary: dict[str, object]) -> None:
+def _print_summary(summary: dict[str, Any]) -> None:
     points = summary["points"]
     print(f"\n{summary['figure']}: {summary['checked']} pruned sources checked against their "
-          f"a-posteriori bound, {len(summary['violations'])} violations, "  # type: ignore[arg-type]
+          f"a-posteriori bound, {len(summary['violations'])} violations, "
           f"{summary['undecided']} undecided, worst measured/bound = {summary['worst_ratio']:.3g}")
     print(f"{'B':>3} {'T':>5} {'n':>5} {'sources':>8} {'mean error':>12} {'std':>10} {'max ratio':>10}")
-    for p in points:  # type: ignore[attr-defined]
+    for p in points:
         print(f"{p['blocks']:>3} {p['length']:>5} {p['width']:>5} {p['sources']:>8} "
               f"{p['mean']:>12.4g} {p['std']:>10.3g} {p['max_ratio']:>10.3g}")
     paper, workshop = summary["paper_fit"], summary["workshop_fit"]
-    print(f"fits eps = gamma exp(-delta n)   (paper: gamma={paper['gamma']}, delta={paper['delta']}; "  # type: ignore[index]
-          f"workshop: gamma={workshop['gamma']}, delta={workshop['delta']})")  # type: ignore[index]
-    for name, fit in summary["fits"].items():  # type: ignore[attr-defined]
+    print(f"fits eps = gamma exp(-delta n)   (paper: gamma={paper['gamma']}, delta={paper['delta']}; "
+          f"workshop: gamma={workshop['gamma']}, delta={workshop['delta']})")
+    for name, fit in summary["fits"].items():
         if not fit or "error" in fit:
             print(f"  {name}: no fit ({fit.get('error') if fit else 'too few points'})")
             continue
@@ -28,7 +29,7 @@ def _print_summary(summary: dict[str, object]) -> None:
         d0, d1 = fit["delta_interval"]
         print(f"  {name}: gamma = {fit['gamma']:.4g} [{g0:.3g}, {g1:.3g}], "
               f"delta = {fit['delta']:.4g} [{d0:.3g}, {d1:.3g}]")
-    for violation in summary["violations"][:10]:  # type: ignore[index]
+    for violation in summary["violations"][:10]:
         print(f"  VIOLATION: {violation}")
 
 

@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "mpmath", "torch", "gurobipy", "highspy", "cvxpy", "sltcheck")
 
@@ -74,7 +75,7 @@ class RunDirectory:
         )
         self._db.commit()
 
-    def records(self) -> list[dict[str, object]]:
+    def records(self) -> list[dict[str, Any]]:
         return [json.loads(row[0]) for row in self._db.execute("SELECT record FROM results ORDER BY key")]
 
     def write_json(self, name: str, payload: object) -> Path:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import torch
 
 from sltcheck import construction, reference, sources
 from sltcheck.repro import targets
-from sltcheck.repro.dataset import ALPHA, angular_velocity, full_attention
+from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention
 from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay
 from sltcheck.repro.store import RunDirectory
 from sltcheck.statements import theorem9, theorem11, theorem14
@@ -58,25 +59,25 @@ class SweepConfig:
     train_target: bool = True
     target_epochs: int = 25
     norm_policy: str = "rescale"
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def preset_config(figure: str, preset: str, mode: str, **overrides: object) -> SweepConfig:
+def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> SweepConfig:
     check_choice("figure", figure, FIGURES)
     check_choice("preset", preset, PRESETS)
     check_choice("mode", mode, tuple(MODES))
     quick = preset == "quick"
-    common = dict(figure=figure, preset=preset, mode=mode, **MODES[mode])
+    common: dict[str, Any] = dict(figure=figure, preset=preset, mode=mode, **MODES[mode])
     if figure == "fig4":
         config = SweepConfig(
-            **common,  # type: ignore[arg-type]
+            **common,
             widths=(4, 8, 12, 16, 20, 24) if quick else tuple(range(4, 41, 4)),
             lengths=(4,), sources=5 if quick else 100, test_samples=500 if quick else 10_000,
             target_epochs=3 if quick else 25,
         )
     elif figure == "fig5":
         config = SweepConfig(
-            **common,  # type: ignore[arg-type]
+            **common,
             widths=(8, 16) if quick else (8, 16, 32, 64),
             lengths=(4, 16, 64) if quick else (4, 8, 16, 32, 64, 128, 256),
             sources=3 if quick else 100, test_samples=200 if quick else 10_000,
@@ -84,13 +85,13 @@ def preset_config(figure: str, preset: str, mode: str, **overrides: object) -> S
         )
     else:
         config = SweepConfig(
-            **common,  # type: ignore[arg-type]
+            **common,
             widths=(8, 16, 24) if quick else tuple(range(8, 65, 8)),
             lengths=(4,), blocks=(1, 2, 3) if quick else (1, 2, 3, 4),
             sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
             d_key=8,
         )
-    return replace(config, **overrides)  # type: ignore[arg-type]
+    return replace(config, **overrides)
 
 
 # --- one source ---------------------------------------------------------------
@@ -122,7 +123,7 @@ def _transformer_errors(target: TransformerWeights, pruned: TransformerWeights, 
 
 
 def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: object, X: np.ndarray,
-              mask: np.ndarray) -> object:
+              mask: np.ndarray) -> Any:
     """The measured side in mpmath for one sequence: max_i ||S(x_i) - T(x_i)||."""
     import mpmath
 
@@ -132,7 +133,7 @@ def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: objec
 
 
 def _verdict_record(errors: np.ndarray, sequences: np.ndarray, evaluate: Callable[..., np.ndarray],
-                    target: object, pruned: object, bound: object, mask: np.ndarray) -> dict[str, object]:
+                    target: object, pruned: object, bound: object, mask: np.ndarray) -> dict[str, Any]:
     worst = _worst_rows(errors, WORST_SEQUENCES)
     measured = max(_mp_error(evaluate, target, pruned, sequences[row], mask) for row in worst)
     verdict = decide(measured, bound, VERDICT_DPS)
@@ -144,7 +145,7 @@ def _verdict_record(errors: np.ndarray, sequences: np.ndarray, evaluate: Callabl
     }
 
 
-def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransformer) -> dict[str, object]:
+def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransformer) -> dict[str, Any]:
     """What the pruning engine achieved: every matrix's max-norm error (recomputed
     in mpmath from the masks) and the fraction of source weights kept."""
     return {
@@ -155,7 +156,7 @@ def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransfor
 
 
 def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
-               test: object) -> list[dict[str, object]]:
+               test: AngularVelocity) -> list[dict[str, Any]]:
     """Prune one random source MHA of width n_K = n_V and check it at every length."""
     started = time.perf_counter()
     rng = _source_seed(config, width, index)
@@ -166,7 +167,7 @@ def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
     bound = theorem9.a_posteriori_bound(target, pruned, ALPHA, dps=VERDICT_DPS)
     records = []
     for length in config.lengths:
-        X, mask = test.tokens(length), full_attention(length)  # type: ignore[attr-defined]
+        X, mask = test.tokens(length), full_attention(length)
         errors = _attention_errors(target, pruned, X, mask)
         record = _verdict_record(errors, X, reference.mha, target, pruned, bound, mask)
         records.append({
@@ -179,7 +180,7 @@ def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
 
 
 def transformer_source(config: SweepConfig, target: TransformerWeights, width: int, index: int,
-                       test: object) -> list[dict[str, object]]:
+                       test: AngularVelocity) -> list[dict[str, Any]]:
     started = time.perf_counter()
     blocks = len(target.blocks)
     rng = _source_seed(config, blocks, width, index)
@@ -191,7 +192,7 @@ def transformer_source(config: SweepConfig, target: TransformerWeights, width: i
     bound = (theorem14.a_posteriori_bound(target, pruned, ALPHA, dps=VERDICT_DPS) if blocks >= 2
              else theorem11.a_posteriori_bound(target.blocks[0], pruned.blocks[0], ALPHA, dps=VERDICT_DPS))
     length = config.lengths[0]
-    X, mask = test.tokens(length), full_attention(length)  # type: ignore[attr-defined]
+    X, mask = test.tokens(length), full_attention(length)
     errors = _transformer_errors(target, pruned, X, mask)
     record = _verdict_record(errors, X, reference.transformer, target, pruned, bound, mask)
     return [{
@@ -217,10 +218,10 @@ def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
                 yield _key(config.figure, blocks, width, index), blocks, width, index
 
 
-def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, object]:
+def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, Any]:
     """One target per block count, seeded; trained (Figures 4, 5) or untrained (Figure 6)."""
     rng = np.random.default_rng([config.seed, FIGURES.index(config.figure), 10**6])
-    built: dict[int, object] = {}
+    built: dict[int, Any] = {}
     for blocks in config.blocks:
         if config.figure in ("fig4", "fig5"):
             initial = targets.theory_target_mha(rng, 2, 1, config.d_key, config.d_key, config.heads)
@@ -235,13 +236,13 @@ def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, objec
     return built
 
 
-def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, object]:
+def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out``; returns the summary also written to summary.json."""
     from tqdm import tqdm
 
     with RunDirectory(out, asdict(config)) as run_dir:
         raw_targets = build_targets(config, progress)
-        prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}  # type: ignore[arg-type]
+        prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
         test = angular_velocity("test", config.seed, config.test_samples)
         done = run_dir.done()
         todo = [unit for unit in units(config) if unit[0] not in done]
@@ -250,23 +251,23 @@ def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, objec
                    disable=not progress, unit="src")
         for key, blocks, width, index in todo:
             work = mha_source if config.figure in ("fig4", "fig5") else transformer_source
-            records = work(config, prepared[blocks], width, index, test)  # type: ignore[arg-type]
+            records = work(config, prepared[blocks], width, index, test)
             run_dir.add(key, {"records": records})
             bar.update(1)
         bar.close()
-        records = [r for row in run_dir.records() for r in row["records"]]  # type: ignore[attr-defined]
-        summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})  # type: ignore[arg-type]
+        records = [r for row in run_dir.records() for r in row["records"]]
+        summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})
         run_dir.write_json("summary.json", summary)
         return summary
 
 
-def summarise(config: SweepConfig, records: list[dict[str, object]],
-              target_norms: dict[int, dict[str, float]]) -> dict[str, object]:
+def summarise(config: SweepConfig, records: list[dict[str, Any]],
+              target_norms: dict[int, dict[str, float]]) -> dict[str, Any]:
     """Mean and standard deviation per point, fits, and every violation."""
     points = []
-    groups: dict[tuple[int, int, int], list[dict[str, object]]] = {}
+    groups: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
     for record in records:
-        groups.setdefault((record["blocks"], record["length"], record["width"]), []).append(record)  # type: ignore[index]
+        groups.setdefault((record["blocks"], record["length"], record["width"]), []).append(record)
     for (blocks, length, width), group in sorted(groups.items()):
         errors = np.array([r["error"] for r in group], dtype=float)
         ratios = np.array([r["ratio"] for r in group], dtype=float)
@@ -274,7 +275,7 @@ def summarise(config: SweepConfig, records: list[dict[str, object]],
             "blocks": blocks, "length": length, "width": width, "sources": len(group),
             "mean": float(errors.mean()), "std": float(errors.std(ddof=1)) if len(group) > 1 else 0.0,
             "max_ratio": float(ratios.max()),
-            "mean_bound": float(np.mean([float(r["bound"]) for r in group])),  # type: ignore[arg-type]
+            "mean_bound": float(np.mean([float(r["bound"]) for r in group])),
         })
     violations = [r for r in records if r["violated"]]
     return {
@@ -282,14 +283,14 @@ def summarise(config: SweepConfig, records: list[dict[str, object]],
         "fits": _fits(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "checked": len(records), "violations": violations,
         "undecided": sum(bool(r["undecided"]) for r in records),
-        "worst_ratio": max((float(r["ratio"]) for r in records), default=float("nan")),  # type: ignore[arg-type]
+        "worst_ratio": max((float(r["ratio"]) for r in records), default=float("nan")),
         "target_norms": {str(b): n for b, n in target_norms.items()},
         "norm_policy": config.norm_policy,
     }
 
 
-def _fits(config: SweepConfig, points: list[dict[str, object]]) -> dict[str, object]:
-    def fit_of(selected: list[dict[str, object]], delta: float | None = None) -> dict[str, object] | None:
+def _fits(config: SweepConfig, points: list[dict[str, Any]]) -> dict[str, Any]:
+    def fit_of(selected: list[dict[str, Any]], delta: float | None = None) -> dict[str, Any] | None:
         if len(selected) < 2:
             return None
         n = np.array([p["width"] for p in selected], dtype=float)
