@@ -29,8 +29,8 @@ class Series:
 def _ticks(low: float, high: float, log: bool) -> list[float]:
     if log:
         first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-        step = max(1, int(last - first) // 6)
-        return [10.0**k for k in range(first, last + 1, step)]
+        decades = max(1, int(last - first) // 6)
+        return [10.0**k for k in range(first, last + 1, decades)]
     if high == low:
         return [low]
     raw = (high - low) / 5
