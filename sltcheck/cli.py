@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sltcheck.report_cli",
     "sltcheck.bench_cli",
     "sltcheck.lm.cli",
+    "sltcheck.widths_cli",
 )
 
 Handler = Callable[[argparse.Namespace], int]

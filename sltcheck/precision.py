@@ -10,6 +10,7 @@ converted to mpf exactly, so both precisions evaluate the same instance.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,10 @@ from sltcheck.validation import check_dps
 _mp_exp = np.frompyfunc(mpmath.exp, 1, 1)
 _mp_sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)
 _mp_from = np.frompyfunc(mpmath.mpf, 1, 1)
+_iv_exp = np.frompyfunc(mpmath.iv.exp, 1, 1)
+_iv_sqrt = np.frompyfunc(mpmath.iv.sqrt, 1, 1)
+_iv_from = np.frompyfunc(mpmath.iv.mpf, 1, 1)
+_INTERVAL: contextvars.ContextVar[bool] = contextvars.ContextVar("sltcheck_interval", default=False)
 
 
 @contextlib.contextmanager
@@ -34,7 +39,12 @@ def working_precision(dps: int | None) -> Iterator[None]:
 
 
 def to_mp(array: object, dps: int) -> np.ndarray:
-    """An object array of mpf at ``dps`` digits (exact for float64 input)."""
+    """An object array of mpf at ``dps`` digits (exact for float64 input).
+
+    Inside :func:`interval_arithmetic` it is an object array of ``mpmath.iv.mpf``
+    (point intervals, exact for float64 input) instead."""
+    if _INTERVAL.get():
+        return to_iv(array)
     with working_precision(dps):
         return np.asarray(_mp_from(np.asarray(array, dtype=object)), dtype=object)
 
@@ -44,6 +54,8 @@ def as_precision(array: np.ndarray, dps: int | None) -> np.ndarray:
 
 
 def exp(array: np.ndarray) -> np.ndarray:
+    if is_interval(array):
+        return np.asarray(_iv_exp(array), dtype=object)
     if array.dtype == object:
         return np.asarray(_mp_exp(array), dtype=object)
     return np.exp(array)
@@ -51,6 +63,8 @@ def exp(array: np.ndarray) -> np.ndarray:
 
 def sqrt(array: np.ndarray | float) -> np.ndarray:
     array = np.asarray(array)
+    if is_interval(array):
+        return np.asarray(_iv_sqrt(array), dtype=object)
     if array.dtype == object:
         return np.asarray(_mp_sqrt(array), dtype=object)
     return np.sqrt(array)
@@ -78,3 +92,44 @@ def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> object:
 
 def to_float(value: Any) -> float:
     return float(value)  # mpf and numpy scalars both convert
+
+
+# --- interval mode (added for sltcheck.certified) -------------------------------------------------
+# Inside ``interval_arithmetic(dps)`` the mpmath code path runs on ``mpmath.iv.mpf``
+# intervals: to_mp/as_precision build point intervals, exp and sqrt dispatch to
+# iv.exp and iv.sqrt, and +, -, *, / round outward (mpmath.iv). Every result then
+# encloses the exact real value. Comparisons of overlapping intervals are not
+# decided (mpmath.iv returns None), so code that branches on them (max, ReLU) is
+# only safe where any branch gives a valid enclosure: the largest-logit shift of
+# ``reference.masked_softmax`` is (softmax is shift-invariant), ``reference.fc``'s
+# ReLU is not. Outside the context nothing changes.
+
+
+@contextlib.contextmanager
+def interval_arithmetic(dps: int) -> Iterator[None]:
+    """Evaluate the mpmath code path in outward-rounded interval arithmetic at ``dps`` digits."""
+    dps = check_dps(dps)
+    token = _INTERVAL.set(True)
+    saved = mpmath.iv.prec
+    try:
+        mpmath.iv.dps = dps
+        with mpmath.workdps(dps):
+            yield
+    finally:
+        mpmath.iv.prec = saved
+        _INTERVAL.reset(token)
+
+
+def in_interval_mode() -> bool:
+    return _INTERVAL.get()
+
+
+def to_iv(array: object) -> np.ndarray:
+    """An object array of point intervals (exact for float64, mpf or int input; intervals pass)."""
+    return np.asarray(_iv_from(np.asarray(array, dtype=object)), dtype=object)
+
+
+def is_interval(array: np.ndarray) -> bool:
+    """True for an object array whose entries are ``mpmath.iv.mpf``."""
+    array = np.asarray(array)
+    return array.dtype == object and array.size > 0 and isinstance(array.flat[0], mpmath.iv.mpf)

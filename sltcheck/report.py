@@ -115,6 +115,9 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
             "synthetic_violations": len(synthetic_violations),
         },
         "statements": entries,
+        # Slack factors (bound / exact supremum): the top-level "slack" list of a findings.json,
+        # rows as written by sltcheck.worst_case.slack_table().
+        "slack": [row for f in inputs["findings"] for row in f.get("slack", []) if isinstance(row, dict)],
         "synthetic": inputs["synthetic"],
         "lm": inputs["lm"],
     }
@@ -299,6 +302,22 @@ def _lm_html(result: dict[str, Any]) -> str:
             f'<p class="muted">run: {_e(result.get("_source"))}</p></div>')
 
 
+def _slack_html(report: dict[str, Any]) -> str:
+    """The "Slack factors" table: each deterministic bound over its exact supremum."""
+    rows = report.get("slack") or []
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td>{_e(r.get('statement'))}</td><td>{_e(r.get('params'))}</td><td>{_e(r.get('kind'))}</td>"
+        f"<td>{_ratio(r.get('supremum'))}</td><td>{_ratio(r.get('bound'))}</td><td>{_ratio(r.get('slack'))}"
+        f"{'' if not r.get('slack_range') else ' (range ' + _e(r.get('slack_range')) + ')'}</td></tr>"
+        for r in rows)
+    return ("<h2>Slack factors</h2><p>Bound / supremum of the measured side under the statement's assumptions "
+            "(closed-form: proved and attained; bracket: certified upper bound, searched lower bound).</p>"
+            "<table><tr><th>statement</th><th>parameters</th><th>kind</th><th>supremum</th><th>bound</th>"
+            f"<th>slack</th></tr>{body}</table>")
+
+
 def render(report: dict[str, Any]) -> str:
     synthetic = "".join(_synthetic_html(s) for s in report["synthetic"])
     lm = "".join(_lm_html(r) for r in report["lm"])
@@ -308,7 +327,7 @@ def render(report: dict[str, Any]) -> str:
         f"<h1>{_e(report['label'])}</h1><p class=\"muted\">sltcheck {_e(report['sltcheck'])}, "
         f"{_e(report['created'])}. Checks of Otsuka et al., \"The Strong Lottery Ticket Hypothesis for "
         "Multi-Head Attention Mechanisms\" (arXiv 2511.04217, AAAI 2026).</p>"
-        + _violations_html(report) + _glance_html(report) + _statements_html(report)
+        + _violations_html(report) + _glance_html(report) + _statements_html(report) + _slack_html(report)
         + "<h2>Reproductions</h2>" + (synthetic or "<p>No synthetic reproduction in this report.</p>")
         + (lm and "<h2>Language models</h2>" + lm) + "</body></html>"
     )

@@ -45,14 +45,15 @@ class MultiHeadAttention(nn.Module):
         for name in ("M_Q", "M_K", "M_V", "M_O"):
             self.register_buffer(name, torch.ones_like(getattr(self, "W" + name[1:])))
 
-    def forward(self, X: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """X: (..., T, d1); mask: (T, T) boolean, True where token i attends to token j."""
+    def forward(self, X: torch.Tensor, mask: torch.Tensor, rows: slice = slice(None)) -> torch.Tensor:
+        """X: (..., T, d1); mask: (T, T) boolean, True where token i attends to token j.
+        ``rows`` selects the query tokens i whose output is computed (all by default)."""
         X = X.unsqueeze(-3)  # (..., 1, T, d1): broadcast over heads
-        queries = X @ (self.W_Q * self.M_Q)
+        queries = X[..., rows, :] @ (self.W_Q * self.M_Q)
         keys = X @ (self.W_K * self.M_K)
         values = X @ (self.W_V * self.M_V)
         scores = queries @ keys.transpose(-1, -2) / math.sqrt(self.config.d_key)
-        scores = scores.masked_fill(~mask.bool(), float("-inf"))
+        scores = scores.masked_fill(~mask[rows].bool(), float("-inf"))
         heads = torch.softmax(scores, dim=-1) @ values
         return (heads @ (self.W_O * self.M_O)).sum(dim=-3)
 

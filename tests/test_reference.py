@@ -173,3 +173,13 @@ def test_output_matrix_is_split_into_head_blocks():
         rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 4)), W_O
     )
     np.testing.assert_array_equal(w.W_O[1], W_O[4:])
+
+
+def test_torch_module_computes_selected_query_rows_only():
+    rng = np.random.default_rng(6)
+    weights = random_mha(rng, 2, 3, 4, 4, 2)
+    X, mask = rng.normal(size=(7, 3)), causal(7)
+    module = MultiHeadAttention.from_weights(weights)
+    with torch.no_grad():
+        rows = module(torch.as_tensor(X), torch.as_tensor(mask), rows=slice(2, 4)).numpy()
+    np.testing.assert_allclose(rows, reference.mha(X, mask, weights)[2:4], rtol=1e-12)

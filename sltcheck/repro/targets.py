@@ -118,7 +118,7 @@ def train_mha(initial: MHAWeights, data: AngularVelocity, config: TrainingConfig
             length = int(rng.integers(config.min_length, config.max_length + 1))
             X = torch.as_tensor(data.tokens(length, rows), dtype=torch.float32)
             mask = torch.as_tensor(full_attention(length))
-            prediction = model(X, mask)[:, 0, 0]
+            prediction = model(X, mask, rows=slice(0, 1))[:, 0, 0]  # only the regression token is read
             loss = torch.mean((prediction - torch.as_tensor(data.omega[rows], dtype=torch.float32)) ** 2)
             optimiser.zero_grad()
             loss.backward()
@@ -130,5 +130,5 @@ def regression_loss(weights: MHAWeights, data: AngularVelocity, length: int) -> 
     """Mean squared error of omega read off the regression token, at one length."""
     model = MultiHeadAttention.from_weights(weights)
     with torch.no_grad():
-        out = model(torch.as_tensor(data.tokens(length)), torch.as_tensor(full_attention(length)))
+        out = model(torch.as_tensor(data.tokens(length)), torch.as_tensor(full_attention(length)), rows=slice(0, 1))
     return float(np.mean((out[:, 0, 0].numpy() - data.omega) ** 2))

@@ -1,0 +1,97 @@
+"""``sltcheck widths`` (the width calculator) and ``sltcheck calibrate`` (Lemma 7's constant C)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sltcheck import calibration, widths
+
+
+def _json_default(value: Any) -> Any:
+    return str(value)
+
+
+def handle_widths(args: argparse.Namespace) -> int:
+    try:
+        if args.C is not None and args.calibrated is not None:
+            raise ValueError("give at most one of --C and --calibrated")
+        if args.calibrated is not None:
+            C = calibration.load_C(None if args.calibrated == "default" else args.calibrated)
+            source = calibration.STORED_SOURCE if args.calibrated == "default" else args.calibrated
+        else:
+            C = 1.0 if args.C is None else args.C
+            source = "--C" if args.C is not None else "default C = 1"
+        params = dict(eps=args.eps, H=args.heads, d1=args.d1, d2=args.d2, alpha=args.alpha, L=args.layers,
+                      B=args.blocks, C=C)
+        result = widths.widths(**params)
+        result["growth"] = widths.growth(**params)
+        result["C_source"] = source
+    except ValueError as error:
+        print(f"sltcheck widths: error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2, default=_json_default))
+        return 0
+    p = result["parameters"]
+    print(f"eps={p['eps']} H={p['H']} d1={p['d1']} d2={p['d2']} alpha={p['alpha']:.6g} L={p['L']} B={p['B']} "
+          f"C={p['C']:.6g} ({source})")
+    print(widths.table(result))
+    print("\nsensitivities d n / d log(p):")
+    for name, row in result["growth"]["derivative"].items():
+        print(f"  {name:<22}" + "  ".join(f"{k}={v:.4g}" for k, v in row.items()))
+    print("\nwidths (real bounds) when a parameter doubles:")
+    for change, row in result["growth"]["doubled"].items():
+        print(f"  {change:<8}" + "  ".join(f"{k.split('.')[-1]}={v:.2f}" for k, v in row.items()))
+    return 0
+
+
+def handle_calibrate(args: argparse.Namespace) -> int:
+    try:
+        result = calibration.calibrate(trials=args.trials, seed=args.seed, n_max=args.n_max,
+                                       decay_trials=args.decay_trials)
+    except ValueError as error:
+        print(f"sltcheck calibrate: error: {error}", file=sys.stderr)
+        return 2
+    text = json.dumps(result, indent=2)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    for row in result["configs"]:
+        interval = ", ".join("none" if c is None else f"{c:.3f}" for c in row["C_interval"])
+        print(f"d1={row['d1']} d2={row['d2']} eps={row['eps']}: n'={row['n_prime']} C={row['C']} "
+              f"[{interval}] (point {row['C_point']})")
+    print(f"universal C (max over configurations): {result['C']}")
+    if result["decay"]:
+        d = result["decay"]
+        print(f"decay: log E[error] slope {d['fit_log_mean']['slope']:.3f}/n', median slope "
+              f"{d['fit_log_median']['slope']:.3f}/n', E[log error] slope {d['fit_mean_log']['slope']:.3f}/n' "
+              f"(Lueker 2^-n': {d['lueker_slope']:.3f})")
+    if args.out:
+        print(f"written to {args.out}")
+    return 0
+
+
+def register(cli: Any) -> None:
+    sub = cli.command("widths", "source widths required by Theorems 3/9, 11 and 6/14", handle_widths)
+    sub.add_argument("--eps", type=float, required=True, help="target error, in (0, 1)")
+    sub.add_argument("--heads", type=int, required=True, help="number of heads H")
+    sub.add_argument("--d1", type=int, required=True, help="input dimension d1")
+    sub.add_argument("--d2", type=int, default=None, help="output dimension d2 (default d1)")
+    sub.add_argument("--alpha", type=float, default=None, help="token norm bound (default max(sqrt d1, sqrt d2))")
+    sub.add_argument("--layers", type=int, default=1, help="FC layers L (Theorems 11, 14)")
+    sub.add_argument("--blocks", type=int, default=None, help="blocks B >= 2 (Theorem 14)")
+    sub.add_argument("--C", type=float, default=None, help="the constant C (default 1)")
+    sub.add_argument("--calibrated", nargs="?", const="default", default=None, metavar="FILE",
+                     help="use the calibrated C (from FILE written by 'sltcheck calibrate', or the stored default)")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    cal = cli.command("calibrate", "estimate Lemma 7's constant C from the exact subset-sum construction",
+                      handle_calibrate)
+    cal.add_argument("--trials", type=int, default=calibration.DEFAULT_TRIALS)
+    cal.add_argument("--seed", type=int, default=calibration.DEFAULT_SEED)
+    cal.add_argument("--n-max", type=int, default=calibration.DEFAULT_N_MAX, help="largest n' scanned")
+    cal.add_argument("--decay-trials", type=int, default=calibration.DECAY_TRIALS)
+    cal.add_argument("--out", default=None, help="JSON output file")
