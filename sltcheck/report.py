@@ -277,28 +277,45 @@ def _synthetic_html(summary: dict[str, Any]) -> str:
 
 
 def _lm_html(result: dict[str, Any]) -> str:
-    summary = result.get("summary", [])  # type: list[dict[str, Any]]
+    """Figure 7 (loss vs nonzero parameters, with and without query/key scaling) or
+    Figure 8 (loss vs the query/key scale s), mean ± std over seeds."""
+    summary: list[dict[str, Any]] = result.get("summary", [])
     figure = str(result.get("figure"))
-    plots = []
-    if summary:
-        key = "scale" if figure == "fig8" else "nonzero_params"
+    config = result.get("config", {})
+    theory = config.get("theory_scale")
+    series: list[Series] = []
+    if figure == "fig8":
+        chosen = sorted((p for p in summary if p.get("mode") == "edge-popup"), key=lambda p: float(p["scale"]))
+        series.append(Series("edge-popup", [float(p["scale"]) for p in chosen],
+                             [float(p["best_val_loss_mean"]) for p in chosen],
+                             [float(p.get("best_val_loss_std") or 0.0) for p in chosen]))
+        if theory and chosen:
+            losses = [float(p["best_val_loss_mean"]) for p in chosen]
+            series.append(Series(f"s = n_K^(1/4) = {float(theory):.3g}", [float(theory)] * 2,
+                                 [min(losses), max(losses)], dashed=True, markers=False, color="#7f7f7f"))
+        xlabel = "query/key scale s"
+    else:
         groups: dict[str, list[dict[str, Any]]] = {}
-        for point in summary:
-            label = f"s = {point.get('scale')}" if figure == "fig7" else "edge-popup"
-            groups.setdefault(label, []).append(point)
-        series = []
+        for p in summary:
+            label = "dense" if p.get("mode") != "edge-popup" else f"s = {float(p['scale']):.3g}"
+            groups.setdefault(label, []).append(p)
         for label, chosen in groups.items():
-            chosen = [p for p in chosen if p.get(key) is not None and p.get("mean") is not None]
-            chosen.sort(key=lambda p: float(p[key]))
-            series.append(Series(label, [float(p[key]) for p in chosen], [float(p["mean"]) for p in chosen],
-                                 [float(p.get("std") or 0.0) for p in chosen]))
-        plots.append(line_plot(series, title=f"{figure}: validation loss vs {key.replace('_', ' ')}",
-                               xlabel="query/key scale s" if figure == "fig8" else "nonzero parameters",
-                               ylabel="validation loss"))
-    rows = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in point.values()) + "</tr>" for point in summary)
-    head = "".join(f"<th>{_e(k)}</th>" for k in (summary[0].keys() if summary else []))
+            chosen.sort(key=lambda p: float(p["nonzero_params"]))
+            series.append(Series(label, [float(p["nonzero_params"]) for p in chosen],
+                                 [float(p["best_val_loss_mean"]) for p in chosen],
+                                 [float(p.get("best_val_loss_std") or 0.0) for p in chosen]))
+        xlabel = "nonzero parameters"
+    plot = line_plot(series, title=f"{figure}: best validation loss", xlabel=xlabel, ylabel="validation loss")
+    columns = ("mode", "scale", "keep_fraction", "n_seeds", "best_val_loss_mean", "best_val_loss_std",
+               "nonzero_params")
+    rows = "".join("<tr>" + "".join(f"<td>{_e(p.get(c))}</td>" for c in columns) + "</tr>" for p in summary)
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    model = config.get("model", {})
     return (f'<div class="card"><h3>{_e(figure)} — preset {_e(result.get("preset"))}</h3>'
-            f'<div class="plots">{"".join(plots)}</div><table><tr>{head}</tr>{rows}</table>'
+            f'<p>GPT-2 with {_e(model.get("n_layer"))} layers, width {_e(model.get("n_embd"))}, '
+            f'{_e(model.get("n_head"))} heads; n_K^(1/4) = {_e(theory)}; data: '
+            f'{_e(config.get("data", {}).get("splits"))}.</p>'
+            f'<div class="plots">{plot}</div><table><tr>{head}</tr>{rows}</table>'
             f'<p class="muted">run: {_e(result.get("_source"))}</p></div>')
 
 

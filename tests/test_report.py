@@ -42,7 +42,10 @@ def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[di
         "paper_fit": {"gamma": 0.8, "delta": 0.06}, "workshop_fit": {"gamma": 0.77, "delta": 0.055},
     }
     lm = {"figure": "fig8", "preset": "cpu-tiny", "_source": "/tmp/lm/results.json", "runs": [{}],
-          "summary": [{"scale": s, "mean": 5 + (s - 2.8) ** 2, "std": 0.1} for s in (1.0, 2.0, 2.83, 4.0)]}
+          "config": {"theory_scale": 2.83, "model": {"n_layer": 2, "n_embd": 128, "n_head": 4}},
+          "summary": [{"mode": "edge-popup", "scale": s, "keep_fraction": 0.3, "n_seeds": 2,
+                       "best_val_loss_mean": 5 + (s - 2.8) ** 2, "best_val_loss_std": 0.1, "nonzero_params": 1000}
+                      for s in (1.0, 2.0, 2.83, 4.0)]}
     return {"findings": [findings], "synthetic": [summary], "lm": [lm]}
 
 

@@ -1,0 +1,10 @@
+"""Reproduction mode II: edge-popup strong lottery tickets in GPT-2 with
+query/key scaling (Section 4.3, Figures 7 and 8; Appendix B.2).
+
+Modules: :mod:`~sltcheck.lm.edgepopup` (score masks), :mod:`~sltcheck.lm.model`
+(GPT-2 presets, initialisation, wrappers), :mod:`~sltcheck.lm.data` (WikiText,
+tokenizer, packing), :mod:`~sltcheck.lm.train` (resumable training),
+:mod:`~sltcheck.lm.sweeps` (Figures 7/8), :mod:`~sltcheck.lm.bench` (step time),
+:mod:`~sltcheck.lm.cli` (commands). Requires the ``lm`` extra
+(``transformers``, ``tokenizers``).
+"""

@@ -1,0 +1,178 @@
+"""Commands ``sltcheck repro fig7``, ``sltcheck repro fig8`` (Section 4.3,
+Figures 7 and 8) and ``sltcheck bench lm-step``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from sltcheck.lm.model import PRESETS
+
+PRESET_NAMES = tuple(PRESETS)
+
+
+def _float_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _common(sub: argparse.ArgumentParser, figure: str) -> None:
+    sub.add_argument("--preset", default="cpu-tiny",
+                     help=f"model size, one of {', '.join(PRESET_NAMES)} (default cpu-tiny)")
+    sub.add_argument("--out", default=None, help=f"run directory (default runs/{figure}-PRESET)")
+    sub.add_argument("--seeds", type=int, default=None,
+                     help="number of seeds 0..N-1 (default 2 for cpu-tiny, 3 otherwise)")
+    sub.add_argument("--data", default=None,
+                     help="WikiText folder (default $SLTCHECK_WIKITEXT_DIR or "
+                     "../shared/data/wikitext-2 next to the repository)")
+    sub.add_argument("--train-split", default="auto", help="train split (default auto)")
+    sub.add_argument("--val-split", default="auto", help="validation split (default auto)")
+    sub.add_argument("--tokenizer", default=None,
+                     help="folder with GPT-2 vocab.json + merges.txt (default: train a BPE)")
+    sub.add_argument("--vocab-size", type=int, default=None,
+                     help="size of the trained BPE (default: the preset's)")
+    sub.add_argument("--cache-dir", default=None, help="tokenizer/token cache (default OUT/cache)")
+    sub.add_argument("--epochs", type=int, default=None)
+    sub.add_argument("--steps-per-epoch", type=int, default=None)
+    sub.add_argument("--steps", type=int, default=None,
+                     help="total steps; sets steps-per-epoch = steps // epochs")
+    sub.add_argument("--batch-size", type=int, default=None)
+    sub.add_argument("--grad-accum", type=int, default=None)
+    sub.add_argument("--lr", type=float, default=None, help="peak learning rate (paper 1e-4)")
+    sub.add_argument("--min-lr", type=float, default=None, help="final lr (paper 1e-5)")
+    sub.add_argument("--weight-decay", type=float, default=None)
+    sub.add_argument("--val-blocks", type=int, default=None,
+                     help="validation blocks per evaluation (default: the preset's)")
+    sub.add_argument("--block-size", type=int, default=None, help="context length")
+    sub.add_argument("--masked", default="attention+mlp",
+                     help="masked tensor groups joined by '+': attention, mlp, embeddings, "
+                     "biases, layernorm, or all (default attention+mlp)")
+    sub.add_argument("--scope", default="per-tensor", help="per-tensor (default) or global")
+    sub.add_argument("--device", default="auto", help="auto (default), cpu or cuda")
+    sub.add_argument("--threads", type=int, default=None,
+                     help="CPU threads for torch (default: torch's; 1 is faster on a busy machine)")
+    sub.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _sweep(args: argparse.Namespace, figure: str) -> int:
+    from sltcheck.lm.data import default_data_dir
+    from sltcheck.lm.sweeps import (
+        PRESET_SEEDS,
+        SweepConfig,
+        default_model,
+        default_train,
+        fig7_points,
+        fig8_points,
+        format_table,
+        load_data_for,
+        run_sweep,
+    )
+    from sltcheck.validation import check_choice
+
+    preset = check_choice("preset", args.preset, PRESET_NAMES)
+    _set_threads(args.threads)
+    out = Path(args.out or f"runs/{figure}-{preset}")
+    model_overrides = {} if args.block_size is None else {"block_size": args.block_size}
+    model = default_model(preset, **model_overrides)
+    vocab_size = args.vocab_size or model.vocab_size
+    data = load_data_for(
+        model, args.data or default_data_dir(), tokenizer=args.tokenizer,
+        vocab_size=vocab_size, cache_dir=args.cache_dir or out / "cache",
+        train_split=args.train_split, val_split=args.val_split,
+    )
+    model = replace(model, vocab_size=data.vocab_size)
+    train = default_train(preset)
+    changes = {
+        key: getattr(args, key)
+        for key in ("epochs", "steps_per_epoch", "batch_size", "grad_accum", "lr", "min_lr",
+                    "weight_decay", "val_blocks")
+        if getattr(args, key) is not None
+    }
+    train = replace(train, **changes)
+    if args.steps is not None:
+        if args.steps < train.epochs:
+            raise ValueError(f"steps must be >= epochs ({train.epochs}), got {args.steps}")
+        train = replace(train, steps_per_epoch=args.steps // train.epochs)
+    if args.lr is not None and args.min_lr is None and train.min_lr > args.lr:
+        train = replace(train, min_lr=args.lr / 10)
+    n_seeds = PRESET_SEEDS[preset] if args.seeds is None else args.seeds
+    if n_seeds <= 0:
+        raise ValueError(f"seeds must be a positive number of seeds, got {n_seeds}")
+    if figure == "fig8":
+        scales = _float_list(args.scales)
+        points = fig8_points(model.head_dim, scales, args.keep_fraction)
+    else:
+        keeps = [float(k) for k in _float_list(args.keep_fractions)]
+        points = fig7_points(model.head_dim, keeps, dense=not args.no_dense)
+    sweep = SweepConfig(figure, preset, model, train, tuple(points), tuple(range(n_seeds)),
+                        masked=args.masked, scope=args.scope)
+    print(f"{figure} {preset}: {len(points)} points x {n_seeds} seeds, "
+          f"{train.epochs} x {train.steps_per_epoch} steps, batch {train.batch_size}, "
+          f"lr {train.lr:g} -> {train.min_lr:g}; train on {data.info['train_split']} "
+          f"({data.info['train_tokens']} tokens), validate on {data.info['val_split']} -> {out}")
+    document = run_sweep(sweep, data, out, device=args.device, progress=not args.quiet)
+    print(format_table(document))
+    print(f"results: {out / 'results.json'}")
+    return 0
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is None:
+        return
+    if threads <= 0:
+        raise ValueError(f"threads must be a positive integer, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _fig7(args: argparse.Namespace) -> int:
+    return _sweep(args, "fig7")
+
+
+def _fig8(args: argparse.Namespace) -> int:
+    return _sweep(args, "fig8")
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from sltcheck.lm.bench import bench_lm_step, format_bench, write_json
+    from sltcheck.validation import check_choice
+
+    check_choice("preset", args.preset, PRESET_NAMES)
+    _set_threads(args.threads)
+    result = bench_lm_step(args.preset, batch_size=args.batch_size, warmup=args.warmup,
+                           repeats=args.repeats, device=args.device)
+    print(format_bench(result))
+    if args.out:
+        write_json(args.out, result)
+        print(f"written {args.out}")
+    return 0
+
+
+def register(cli) -> None:
+    fig7 = cli.command(
+        "fig7", "Figure 7: edge-popup loss vs nonzero parameters, with/without Q/K scaling",
+        _fig7, group="repro",
+    )
+    _common(fig7, "fig7")
+    fig7.add_argument("--keep-fractions", default="0.1,0.2,0.3,0.5,0.7",
+                      help="comma-separated fractions of weights kept")
+    fig7.add_argument("--no-dense", action="store_true", help="skip the dense-trained reference")
+
+    fig8 = cli.command("fig8", "Figure 8: edge-popup loss vs query/key scale s", _fig8,
+                       group="repro")
+    _common(fig8, "fig8")
+    fig8.add_argument("--scales", default="1,1.5,2,2.5,theory,3.5,4,5",
+                      help="comma-separated s values; 'theory' = n_K^(1/4)")
+    fig8.add_argument("--keep-fraction", type=float, default=0.30,
+                      help="fraction of weights kept (default 0.30)")
+
+    bench = cli.command("lm-step", "time per training step: edge-popup vs dense GPT-2", _bench,
+                        group="bench")
+    bench.add_argument("--preset", default="cpu-tiny")
+    bench.add_argument("--out", default=None, help="JSON output file")
+    bench.add_argument("--batch-size", type=int, default=None)
+    bench.add_argument("--warmup", type=int, default=3)
+    bench.add_argument("--repeats", type=int, default=10)
+    bench.add_argument("--device", default="auto")
+    bench.add_argument("--threads", type=int, default=None, help="CPU threads for torch")

@@ -1,0 +1,305 @@
+"""Figures 7 and 8 (Section 4.3): sweeps of edge-popup runs in GPT-2.
+
+* ``fig7``: validation loss vs number of nonzero parameters, with and without
+  query/key scaling (s = 1 and s = n_K^(1/4)); the number of nonzero parameters
+  is varied through ``keep_fraction`` over a grid; a densely trained model
+  (s = 1, no mask) gives the reference line.
+* ``fig8``: validation loss vs s in {1, 1.5, 2, 2.5, n_K^(1/4), 3.5, 4, 5} at
+  keep_fraction 0.30.
+
+Every finished (point, seed) run is written at once to
+``OUT/runs/<run_id>.json`` and the summary ``OUT/results.json`` is rewritten
+after each run (schema in :func:`results_document`). Rerunning the same
+command skips finished runs and resumes an interrupted one from its
+checkpoint (``OUT/runs/<run_id>/checkpoint.pt``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sltcheck.lm.data import LMData, load_wikitext
+from sltcheck.lm.edgepopup import check_keep_fraction
+from sltcheck.lm.model import ModelConfig, get_preset, theory_scale
+from sltcheck.lm.train import RunSpec, TrainConfig, check_spec, train_run
+from sltcheck.validation import check_choice
+
+SCHEMA_VERSION = 1
+FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 5.0)
+FIG7_KEEP_FRACTIONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7)
+
+# Training defaults per preset. cpu-tiny keeps `repro fig8` to a few minutes on
+# two cores; the GPU presets follow Appendix B.2 (50 epochs x 227 steps) with a
+# batch size the paper does not give.
+PRESET_TRAIN: dict[str, TrainConfig] = {
+    "cpu-tiny": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=16, val_blocks=128),
+    "gpt2-mini": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
+    "gpt2-small": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
+    "gpt2-medium": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=16, grad_accum=2,
+                               val_blocks=512),
+}
+PRESET_SEEDS: dict[str, int] = {"cpu-tiny": 2, "gpt2-mini": 3, "gpt2-small": 3, "gpt2-medium": 3}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a figure (run once per seed)."""
+
+    mode: str
+    scale: float
+    keep_fraction: float
+
+    def run_id(self, seed: int) -> str:
+        return f"{self.mode}-s{self.scale:.4f}-k{self.keep_fraction:.4f}-seed{seed}"
+
+
+def resolve_scale(value: float | str, head_dim: int) -> float:
+    """A numeric s, or ``"theory"`` -> n_K^(1/4)."""
+    if value == "theory":
+        return theory_scale(head_dim)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"scale must be a number > 0 or 'theory', got {value!r}") from None
+    if not number > 0 or number == float("inf"):
+        raise ValueError(f"scale must be a number > 0 or 'theory', got {value!r}")
+    return number
+
+
+def fig7_points(head_dim: int, keep_fractions: Sequence[float] = FIG7_KEEP_FRACTIONS,
+                dense: bool = True) -> list[Point]:
+    s_theory = theory_scale(head_dim)
+    points = [
+        Point("edge-popup", s, check_keep_fraction(k))
+        for s in (1.0, s_theory) for k in keep_fractions
+    ]
+    if dense:
+        points.append(Point("dense", 1.0, 1.0))
+    return points
+
+
+def fig8_points(head_dim: int, scales: Sequence[float | str] = FIG8_SCALES,
+                keep_fraction: float = 0.30) -> list[Point]:
+    keep_fraction = check_keep_fraction(keep_fraction)
+    return [Point("edge-popup", resolve_scale(s, head_dim), keep_fraction) for s in scales]
+
+
+def versions() -> dict[str, str]:
+    import numpy
+    import tokenizers
+    import torch
+    import transformers
+
+    import sltcheck
+
+    return {
+        "sltcheck": getattr(sltcheck, "__version__", "unknown"),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tokenizers": tokenizers.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+def _mean_std(values: list[float]) -> tuple[float, float | None]:
+    mean = statistics.fmean(values)
+    return mean, (statistics.stdev(values) if len(values) >= 2 else None)
+
+
+def summarize(runs: list[dict]) -> list[dict]:
+    """Mean and sample standard deviation (None for one seed) per point."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault((run["mode"], run["scale"], run["keep_fraction"]), []).append(run)
+    summary = []
+    for (mode, scale, keep), members in sorted(groups.items(), key=lambda kv: kv[0]):
+        best_mean, best_std = _mean_std([r["best_val_loss"] for r in members])
+        final_mean, final_std = _mean_std([r["final_val_loss"] for r in members])
+        summary.append({
+            "mode": mode,
+            "scale": scale,
+            "keep_fraction": keep,
+            "n_seeds": len(members),
+            "seeds": sorted(r["seed"] for r in members),
+            "best_val_loss_mean": best_mean,
+            "best_val_loss_std": best_std,
+            "final_val_loss_mean": final_mean,
+            "final_val_loss_std": final_std,
+            "nonzero_params": statistics.fmean(r["nonzero_params"] for r in members),
+        })
+    return summary
+
+
+def results_document(figure: str, preset: str, config: dict, runs: list[dict]) -> dict:
+    """The ``results.json`` document.
+
+    Schema (``schema_version`` 1)::
+
+        {"schema_version": 1, "figure": "fig7" | "fig8", "preset": str,
+         "config": {"model": {...ModelConfig with qk_scale of s=1...}, "train": {...},
+                    "masked": str, "scope": str, "head_dim": int,
+                    "theory_scale": float, "points": [...], "seeds": [...],
+                    "data": {...provenance...}, "device": str},
+         "runs": [{"run_id", "mode", "scale", "keep_fraction", "seed",
+                   "best_val_loss", "final_val_loss", "nonzero_params",
+                   "masked_params", "kept_params", "steps", "seconds",
+                   "device", "history": [{"epoch", "step", "val_loss"}]}],
+         "summary": [{"mode", "scale", "keep_fraction", "n_seeds", "seeds",
+                      "best_val_loss_mean", "best_val_loss_std",
+                      "final_val_loss_mean", "final_val_loss_std",
+                      "nonzero_params"}],
+         "versions": {"sltcheck", "python", "torch", "transformers",
+                      "tokenizers", "numpy"}}
+
+    Losses are mean next-token cross-entropies in nats; stds are sample
+    standard deviations over seeds (null with one seed).
+    """
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "figure": figure,
+        "preset": preset,
+        "config": config,
+        "runs": runs,
+        "summary": summarize(runs),
+        "versions": versions(),
+    }
+
+
+def _write_json(path: Path, document: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    figure: str
+    preset: str
+    model: ModelConfig
+    train: TrainConfig
+    points: tuple[Point, ...]
+    seeds: tuple[int, ...]
+    masked: str = "attention+mlp"
+    scope: str = "per-tensor"
+
+
+def run_sweep(
+    sweep: SweepConfig,
+    data: LMData,
+    out: str | Path,
+    *,
+    device: str = "auto",
+    progress: bool = True,
+    log=print,
+) -> dict:
+    """Run every (point, seed) not yet finished in ``out``; return results.json's document."""
+    check_choice("figure", sweep.figure, ("fig7", "fig8"))
+    out = Path(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "model": sweep.model.to_dict(),
+        "train": sweep.train.__dict__.copy(),
+        "masked": sweep.masked,
+        "scope": sweep.scope,
+        "head_dim": sweep.model.head_dim,
+        "theory_scale": sweep.model.theory_scale,
+        "points": [p.__dict__ for p in sweep.points],
+        "seeds": list(sweep.seeds),
+        "data": data.info,
+        "device": device,
+    }
+    specs = []
+    for point in sweep.points:
+        for seed in sweep.seeds:
+            spec = RunSpec(
+                model=replace(sweep.model, qk_scale=point.scale),
+                train=sweep.train,
+                mode=point.mode,
+                keep_fraction=point.keep_fraction,
+                masked=sweep.masked,
+                scope=sweep.scope,
+                seed=seed,
+                extra={"data": {k: data.info[k] for k in ("train_source", "val_source",
+                                                          "tokenizer", "vocab_size")}},
+            )
+            specs.append((point.run_id(seed), check_spec(spec)))
+
+    from tqdm.auto import tqdm
+
+    runs: list[dict] = []
+    bar = tqdm(specs, desc=f"{sweep.figure} {sweep.preset}", disable=not progress)
+    for run_id, spec in bar:
+        result_path = runs_dir / f"{run_id}.json"
+        if result_path.is_file():
+            stored = json.loads(result_path.read_text())
+            if stored.get("spec") != json.loads(json.dumps(spec.to_dict())):
+                raise ValueError(
+                    f"out {str(out)!r} holds run {run_id} with different settings; "
+                    "pass another --out to run these settings"
+                )
+            runs.append(stored["result"])
+            continue
+        result = train_run(spec, data, runs_dir / run_id, device=device, progress=progress)
+        assert result is not None
+        result = {"run_id": run_id, **result}
+        _write_json(result_path, {"spec": spec.to_dict(), "result": result})
+        runs.append(result)
+        _write_json(out / "results.json",
+                    results_document(sweep.figure, sweep.preset, config, runs))
+        log(f"  {run_id}: best val loss {result['best_val_loss']:.4f} "
+            f"({result['seconds']:.0f} s)")
+    document = results_document(sweep.figure, sweep.preset, config, runs)
+    _write_json(out / "results.json", document)
+    return document
+
+
+def load_data_for(preset_model: ModelConfig, data_dir: str | Path, *, tokenizer: str | None,
+                  vocab_size: int, cache_dir: str | Path, train_split: str = "auto",
+                  val_split: str = "auto") -> LMData:
+    return load_wikitext(
+        data_dir, preset_model.block_size, vocab_size=vocab_size, tokenizer_path=tokenizer,
+        cache_dir=cache_dir, train_split=train_split, val_split=val_split,
+    )
+
+
+def format_table(document: dict) -> str:
+    """A plain-text table of the summary, minimum marked."""
+    summary = document["summary"]
+    theory = document["config"]["theory_scale"]
+    edge = [s for s in summary if s["mode"] == "edge-popup"]
+    best = min(edge, key=lambda s: s["best_val_loss_mean"]) if edge else None
+    lines = [
+        f"{document['figure']} {document['preset']}: n_K = {document['config']['head_dim']}, "
+        f"n_K^(1/4) = {theory:.3f}",
+        f"{'mode':<11} {'s':>7} {'keep':>6} {'nonzero':>10} {'seeds':>5} "
+        f"{'best val loss':>20} {'final val loss':>20}",
+    ]
+    for s in summary:
+        def fmt(mean: float, std: float | None) -> str:
+            return f"{mean:.4f} ± {std:.4f}" if std is not None else f"{mean:.4f}"
+        mark = "  <- min" if s is best else ""
+        lines.append(
+            f"{s['mode']:<11} {s['scale']:>7.3f} {s['keep_fraction']:>6.3f} "
+            f"{s['nonzero_params']:>10.0f} {s['n_seeds']:>5d} "
+            f"{fmt(s['best_val_loss_mean'], s['best_val_loss_std']):>20} "
+            f"{fmt(s['final_val_loss_mean'], s['final_val_loss_std']):>20}{mark}"
+        )
+    return "\n".join(lines)
+
+
+def default_train(preset: str) -> TrainConfig:
+    check_choice("preset", preset, tuple(PRESET_TRAIN))
+    return PRESET_TRAIN[preset]
+
+
+def default_model(preset: str, **overrides) -> ModelConfig:
+    return get_preset(preset, **overrides)

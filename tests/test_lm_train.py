@@ -1,0 +1,146 @@
+"""Training loop: schedule, determinism, interruption and resume, sweeps and CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+from sltcheck.lm.data import LMData, load_wikitext, synthetic_text
+from sltcheck.lm.model import ModelConfig
+from sltcheck.lm.sweeps import SweepConfig, fig7_points, fig8_points, run_sweep
+from sltcheck.lm.train import RunSpec, TrainConfig, lr_factor, train_run
+
+BLOCK = 32
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> LMData:
+    folder = tmp_path_factory.mktemp("text")
+    (folder / "valid.txt").write_text(synthetic_text(12_000, seed=0))
+    (folder / "test.txt").write_text(synthetic_text(4_000, seed=1))
+    return load_wikitext(folder, BLOCK, vocab_size=300, cache_dir=folder / "cache")
+
+
+def _spec(data: LMData, **changes) -> RunSpec:
+    model = ModelConfig(n_layer=1, n_embd=32, n_head=4, block_size=BLOCK,
+                        vocab_size=data.vocab_size, dropout=0.1, qk_scale=2.0)
+    train = TrainConfig(epochs=3, steps_per_epoch=4, batch_size=4, lr=1e-2, min_lr=1e-3,
+                        val_blocks=8)
+    return replace(RunSpec(model, train, seed=3), **changes)
+
+
+def test_lr_schedule_warmup_then_cosine() -> None:
+    cfg = TrainConfig(epochs=5, steps_per_epoch=10, lr=1e-4, min_lr=1e-5)
+    assert lr_factor(0, cfg) == pytest.approx(0.1)
+    assert lr_factor(9, cfg) == pytest.approx(1.0)
+    assert lr_factor(10, cfg) == pytest.approx(1.0)
+    assert lr_factor(49, cfg) == pytest.approx(0.1)
+    values = [lr_factor(s, cfg) for s in range(10, 50)]
+    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+
+
+@pytest.mark.parametrize("mode", ["edge-popup", "dense"])
+def test_resume_after_interruption_matches_uninterrupted(
+    data: LMData, tmp_path: Path, mode: str
+) -> None:
+    spec = _spec(data, mode=mode)
+    straight = train_run(spec, data, tmp_path / "a", progress=False, keep_checkpoint=True)
+    # interrupted mid-epoch (step 6 of 12), then again at an epoch end, then resumed
+    assert train_run(spec, data, tmp_path / "b", stop_after_steps=6, progress=False) is None
+    first = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)
+    assert first["data_position"] == 6 and len(first["history"]) == 1
+    assert train_run(spec, data, tmp_path / "b", stop_after_steps=8, progress=False) is None
+    resumed = train_run(spec, data, tmp_path / "b", progress=False, keep_checkpoint=True)
+    assert straight is not None and resumed is not None
+    for key in ("best_val_loss", "final_val_loss", "history", "steps", "nonzero_params"):
+        assert resumed[key] == straight[key], key
+    a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["trainable"]
+    b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["trainable"]
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert straight["best_val_loss"] == min(h["val_loss"] for h in straight["history"])
+    assert len(straight["history"]) == 3 and straight["steps"] == 12
+
+
+def test_edge_popup_training_lowers_loss_and_keeps_weights(data: LMData, tmp_path: Path) -> None:
+    spec = _spec(data)
+    result = train_run(spec, data, tmp_path, progress=False)
+    assert result is not None
+    assert result["history"][-1]["val_loss"] < result["history"][0]["val_loss"] + 1e-3
+    # 4 masked tensors, each keeping round(0.3 * numel)
+    assert abs(result["kept_params"] - 0.3 * result["masked_params"]) <= 4 * 0.5
+    assert not (tmp_path / "checkpoint.pt").exists()
+
+
+def test_checkpoint_of_other_run_is_refused(data: LMData, tmp_path: Path) -> None:
+    train_run(_spec(data), data, tmp_path, stop_after_steps=2, progress=False)
+    with pytest.raises(ValueError, match="holds a checkpoint of a different run"):
+        train_run(_spec(data, seed=4), data, tmp_path, progress=False)
+
+
+def test_bad_train_inputs_raise(data: LMData, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"keep_fraction must be a number in \(0, 1\].*got 1.2"):
+        train_run(_spec(data, keep_fraction=1.2), data, tmp_path)
+    with pytest.raises(ValueError, match="epochs must be a positive integer, got 0"):
+        train_run(_spec(data, train=TrainConfig(epochs=0)), data, tmp_path)
+    with pytest.raises(ValueError, match=r"mode must be one of 'edge-popup', 'dense', got 'x'"):
+        train_run(_spec(data, mode="x"), data, tmp_path)
+    with pytest.raises(ValueError, match="device must be one of"):
+        train_run(_spec(data), data, tmp_path, device="tpu")
+
+
+def test_sweep_writes_runs_and_resumes_without_recomputing(
+    data: LMData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = _spec(data)
+    train = replace(base.train, epochs=1, steps_per_epoch=2)
+    points = fig8_points(8, [1.0, "theory"])
+    assert points[1].scale == pytest.approx(8**0.25)
+    sweep = SweepConfig("fig8", "micro", base.model, train, tuple(points), (0, 1))
+    doc = run_sweep(sweep, data, tmp_path, progress=False, log=lambda _: None)
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 4
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk == json.loads(json.dumps(doc))
+    assert set(on_disk) == {"schema_version", "figure", "preset", "config", "runs", "summary",
+                            "versions"}
+    run_keys = {"scale", "keep_fraction", "seed", "best_val_loss", "final_val_loss",
+                "nonzero_params", "steps", "seconds"}
+    assert all(run_keys <= set(r) for r in on_disk["runs"])
+    assert len(on_disk["summary"]) == 2 and on_disk["summary"][0]["n_seeds"] == 2
+    assert on_disk["summary"][0]["best_val_loss_std"] is not None
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a finished run was recomputed")
+
+    monkeypatch.setattr("sltcheck.lm.sweeps.train_run", boom)
+    assert run_sweep(sweep, data, tmp_path, progress=False)["runs"] == doc["runs"]
+    with pytest.raises(ValueError, match="different settings"):
+        run_sweep(replace(sweep, train=replace(train, lr=0.5)), data, tmp_path, progress=False)
+
+
+def test_fig7_points_include_both_scales_and_dense() -> None:
+    points = fig7_points(64, [0.1, 0.3])
+    assert {(p.mode, round(p.scale, 4), p.keep_fraction) for p in points} == {
+        ("edge-popup", 1.0, 0.1), ("edge-popup", 1.0, 0.3), ("edge-popup", 2.8284, 0.1),
+        ("edge-popup", 2.8284, 0.3), ("dense", 1.0, 1.0)}
+
+
+def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
+    from sltcheck.cli import CommandLine
+    from sltcheck.lm import cli as lm_cli
+
+    cli = CommandLine()
+    lm_cli.register(cli)
+    args = cli.parser.parse_args(["repro", "fig8", "--preset", "gpt5", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match=r"preset must be one of 'cpu-tiny'.*got 'gpt5'"):
+        args.handler(args)
+    args = cli.parser.parse_args(["repro", "fig7", "--data", str(tmp_path / "missing"),
+                                  "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="data_dir must be an existing directory"):
+        args.handler(args)
+    args = cli.parser.parse_args(["bench", "lm-step", "--preset", "gpt5"])
+    with pytest.raises(ValueError, match="preset must be one of"):
+        args.handler(args)
