@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sltcheck.executors import InProcessExecutor, make_executor
 from sltcheck.repro import synthetic
 
 
@@ -42,7 +43,10 @@ def _handler(figure: str):
                 overrides[name] = value
         config = synthetic.preset_config(figure, args.preset, args.mode, **overrides)
         out = args.out or str(Path("runs") / f"{figure}-{args.preset}-{args.mode}")
-        summary = synthetic.run(config, out, progress=not args.no_progress)
+        with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+            if not args.no_progress and not isinstance(executor, InProcessExecutor):
+                print(f"sources run on {executor.description}")
+            summary = synthetic.run(config, out, progress=not args.no_progress, executor=executor)
         _print_summary(summary)
         print(f"\nresults: {out}/results.sqlite, summary: {out}/summary.json")
         return 1 if summary["violations"] else 0
@@ -69,3 +73,19 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
                             help="targets above the theorems' norm limits: rescale (default) or keep")
         parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
         parser.add_argument("--no-progress", action="store_true")
+        where = parser.add_argument_group("where the sources run (the target is built by this process)")
+        where.add_argument("--workers", type=_positive, default=None, metavar="N",
+                           help="local processes (default 1: in this process); with --cluster local, "
+                                "the LocalCluster's workers (default: one per CPU)")
+        scheduler = where.add_mutually_exclusive_group()
+        scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                               help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs sltcheck[cluster])")
+        scheduler.add_argument("--cluster", choices=("local",), default=None,
+                               help="start a Dask LocalCluster of --workers single-threaded processes")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -24,6 +25,7 @@ import numpy as np
 import torch
 
 from sltcheck import construction, reference, sources
+from sltcheck.executors import Executor, InProcessExecutor
 from sltcheck.repro import targets
 from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention
 from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay
@@ -236,8 +238,32 @@ def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, Any]:
     return built
 
 
-def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, Any]:
-    """Run (or resume) a sweep into ``out``; returns the summary also written to summary.json."""
+@dataclass(frozen=True)
+class SourceContext:
+    """What every source of a sweep needs besides its own (blocks, width, index):
+    built once by the driver and shipped once to each worker (small numpy arrays)."""
+
+    config: SweepConfig
+    targets: dict[int, Any]  # blocks -> the prepared target (norm policy applied)
+    test: AngularVelocity
+
+
+def source_records(context: SourceContext, blocks: int, width: int, index: int) -> list[dict[str, Any]]:
+    """The records of one source: the unit of work every executor runs (top level, so picklable)."""
+    config = context.config
+    work = mha_source if config.figure in ("fig4", "fig5") else transformer_source
+    return work(config, context.targets[blocks], width, index, context.test)
+
+
+def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
+    """Run (or resume) a sweep into ``out``; returns the summary also written to summary.json.
+
+    The targets are built (trained) here, by the driver; every pending source
+    runs on ``executor`` (default: in this process; see :mod:`sltcheck.executors`
+    for local processes and Dask) and its records are stored by the driver as
+    soon as they arrive, so the store's content does not depend on the executor.
+    ``executor`` is used, not closed: its owner closes it.
+    """
     from tqdm import tqdm
 
     with RunDirectory(out, asdict(config)) as run_dir:
@@ -245,15 +271,16 @@ def run(config: SweepConfig, out: str, progress: bool = True) -> dict[str, Any]:
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
         test = angular_velocity("test", config.seed, config.test_samples)
         done = run_dir.done()
-        todo = [unit for unit in units(config) if unit[0] not in done]
+        todo = [(key, (blocks, width, index)) for key, blocks, width, index in units(config) if key not in done]
         total = config.sources * len(config.widths) * len(config.blocks)
         bar = tqdm(total=total, initial=total - len(todo), desc=f"{config.figure} sources",
                    disable=not progress, unit="src")
-        for key, blocks, width, index in todo:
-            work = mha_source if config.figure in ("fig4", "fig5") else transformer_source
-            records = work(config, prepared[blocks], width, index, test)
-            run_dir.add(key, {"records": records})
-            bar.update(1)
+        context = SourceContext(config, prepared, test)
+        # closing: an interrupted driver cancels the tasks it no longer waits for at once
+        with closing((executor or InProcessExecutor()).map_unordered(source_records, context, todo)) as results:
+            for key, records in results:
+                run_dir.add(key, {"records": records})
+                bar.update(1)
         bar.close()
         records = [r for row in run_dir.records() for r in row["records"]]
         summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})

@@ -1,0 +1,219 @@
+"""Executors: the same sweep gives the same store in-process, on local processes,
+on a Dask LocalCluster, after an interruption, and after a Dask worker is killed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sltcheck.executors import (
+    DaskExecutor,
+    Executor,
+    InProcessExecutor,
+    ProcessExecutor,
+    Task,
+    WorkFunction,
+    make_executor,
+)
+from sltcheck.repro import synthetic
+
+distributed = pytest.importorskip("distributed")
+
+TIMEOUT = 180  # seconds; generous for a loaded 2-core machine
+
+
+def tiny(**overrides: Any) -> synthetic.SweepConfig:
+    settings: dict[str, Any] = dict(widths=(4, 8), sources=2, test_samples=40, train_target=False, lengths=(4,))
+    settings.update(overrides)
+    return synthetic.preset_config("fig4", "quick", "theory", **settings)
+
+
+def store_rows(run_dir: Path) -> list[tuple[str, str]]:
+    if not (run_dir / "results.sqlite").exists():
+        return []
+    with sqlite3.connect(run_dir / "results.sqlite", timeout=30) as db:
+        return list(db.execute("SELECT key, record FROM results ORDER BY key"))
+
+
+def without_timing(rows: list[tuple[str, str]]) -> list[tuple[str, dict[str, Any]]]:
+    """Records minus wall-clock seconds, the one field that may differ between runs."""
+    cleaned = []
+    for key, record in rows:
+        payload = json.loads(record)
+        for r in payload["records"]:
+            r.pop("seconds")
+        cleaned.append((key, payload))
+    return cleaned
+
+
+class Interrupted(Executor):
+    """Wraps an executor and raises KeyboardInterrupt after ``after`` results (a driver's ^C)."""
+
+    def __init__(self, inner: Executor, after: int) -> None:
+        self.inner, self.after = inner, after
+
+    def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
+        results = self.inner.map_unordered(fn, shared, tasks)
+        try:
+            for count, item in enumerate(results, start=1):
+                yield item
+                if count == self.after:
+                    raise KeyboardInterrupt
+        finally:
+            results.close()
+
+
+class Counting(Executor):
+    """Wraps an executor and remembers every key it hands to the driver."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner, self.keys = inner, []  # type: ignore[var-annotated]
+
+    def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
+        for key, result in self.inner.map_unordered(fn, shared, tasks):
+            self.keys.append(key)
+            yield key, result
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, dict[str, Any]]]:
+    """The tiny sweep run in-process, as on one machine."""
+    out = tmp_path_factory.mktemp("reference")
+    synthetic.run(tiny(), str(out), progress=False)
+    return without_timing(store_rows(out))
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A LocalCluster of 2 single-threaded worker processes (nannies restart killed workers)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    with distributed.Client(cluster, timeout=TIMEOUT) as connected:
+        connected.wait_for_workers(2, timeout=TIMEOUT)
+        yield connected
+    cluster.close(timeout=60)
+
+
+def test_options_choose_the_executor() -> None:
+    assert isinstance(make_executor(), InProcessExecutor)
+    assert isinstance(make_executor(1), InProcessExecutor)
+    assert isinstance(make_executor(3), ProcessExecutor) and make_executor(3).workers == 3  # type: ignore[attr-defined]
+    remote = make_executor(4, scheduler="tcp://10.0.0.5:8786")
+    assert isinstance(remote, DaskExecutor) and remote.address == "tcp://10.0.0.5:8786"
+    local = make_executor(2, cluster="local")
+    assert isinstance(local, DaskExecutor) and local.local_workers == 2
+    with pytest.raises(ValueError, match="not both"):
+        make_executor(2, scheduler="tcp://x:1", cluster="local")
+    with pytest.raises(ValueError, match="positive"):
+        make_executor(0)
+    with pytest.raises(ValueError, match="exactly one"):
+        DaskExecutor()
+
+
+def test_cli_options_reach_the_executor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sltcheck.cli import CommandLine
+    from sltcheck.repro import cli
+
+    command_line = CommandLine()
+    cli.register(command_line)
+    seen: dict[str, Any] = {}
+
+    def fake_run(config: synthetic.SweepConfig, out: str, progress: bool = True,
+                 executor: Executor | None = None) -> dict[str, Any]:
+        seen["executor"] = executor
+        return {"figure": "fig4", "points": [], "checked": 0, "violations": [], "undecided": 0, "worst_ratio": 0.0,
+                "paper_fit": {"gamma": 1, "delta": 1}, "workshop_fit": {"gamma": 1, "delta": 1}, "fits": {}}
+
+    monkeypatch.setattr(synthetic, "run", fake_run)
+    for options, kind in ((["--workers", "2"], ProcessExecutor), ([], InProcessExecutor),
+                          (["--scheduler", "tcp://10.0.0.5:8786"], DaskExecutor)):
+        args = command_line.parser.parse_args(["repro", "fig4", "--out", str(tmp_path), "--no-progress", *options])
+        assert args.handler(args) == 0
+        assert isinstance(seen["executor"], kind)
+    with pytest.raises(SystemExit):
+        command_line.parser.parse_args(["repro", "fig4", "--scheduler", "tcp://x:1", "--cluster", "local"])
+    with pytest.raises(SystemExit):
+        command_line.parser.parse_args(["repro", "fig4", "--workers", "0"])
+
+
+def test_local_processes_give_the_same_store(tmp_path: Path, reference: list[Any]) -> None:
+    with ProcessExecutor(2) as executor:
+        synthetic.run(tiny(), str(tmp_path), progress=False, executor=executor)
+    assert without_timing(store_rows(tmp_path)) == reference
+
+
+def test_local_cluster_gives_the_same_store(tmp_path: Path, reference: list[Any], client: Any) -> None:
+    executor = Counting(DaskExecutor(client=client))
+    summary = synthetic.run(tiny(), str(tmp_path), progress=False, executor=executor)
+    assert without_timing(store_rows(tmp_path)) == reference
+    assert sorted(executor.keys) == [key for key, _ in reference]
+    assert summary["checked"] == len(reference)
+
+
+@pytest.mark.parametrize("resume_on", ["in-process", "cluster"])
+def test_interrupted_cluster_run_resumes_to_the_same_store(tmp_path: Path, reference: list[Any], client: Any,
+                                                           resume_on: str) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        synthetic.run(tiny(), str(tmp_path), progress=False, executor=Interrupted(DaskExecutor(client=client), 2))
+    partial = store_rows(tmp_path)
+    assert len(partial) == 2
+    # the interrupted run left no task of its own behind on the shared cluster
+    deadline = time.time() + 60
+    while client.processing() and any(client.processing().values()) and time.time() < deadline:
+        time.sleep(0.05)
+    resumed = Counting(DaskExecutor(client=client) if resume_on == "cluster" else InProcessExecutor())
+    synthetic.run(tiny(), str(tmp_path), progress=False, executor=resumed)
+    assert len(resumed.keys) == len(reference) - 2  # finished sources are not recomputed
+    assert without_timing(store_rows(tmp_path)) == reference
+    assert set(partial) <= set(store_rows(tmp_path))
+
+
+def test_a_killed_worker_loses_nothing(tmp_path: Path, client: Any) -> None:
+    """SIGKILL a worker process while it runs a source: Dask reruns its task elsewhere
+    (or on the restarted worker), and the store is the reference, one row per key."""
+    config = tiny(widths=(40,), sources=6)  # ~0.5 s per source, so a task is caught running
+    synthetic.run(config, str(tmp_path / "reference"), progress=False)
+    expected = without_timing(store_rows(tmp_path / "reference"))
+    pids = client.run(os.getpid)
+    killed: dict[str, Any] = {}
+
+    def kill_a_busy_worker() -> None:
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            stored = len(store_rows(tmp_path / "killed"))  # the slow check first, so the kill follows the look
+            busy = {worker: [key for key in keys if not str(key).startswith("sltcheck-shared")]
+                    for worker, keys in client.processing().items()}
+            busy = {worker: keys for worker, keys in busy.items() if keys}
+            if busy and stored >= 1:
+                worker, keys = sorted(busy.items())[0]
+                os.kill(pids[worker], signal.SIGKILL)
+                killed.update(worker=worker, keys=keys, stored=stored)
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
+    killer.start()
+    executor = Counting(DaskExecutor(client=client))
+    synthetic.run(config, str(tmp_path / "killed"), progress=False, executor=executor)
+    killer.join(timeout=TIMEOUT)
+    assert killed, "no worker was caught running a source"
+    assert killed["stored"] < len(expected)  # killed mid-sweep
+    rows = store_rows(tmp_path / "killed")
+    assert len(rows) == len(expected) == len({key for key, _ in rows})
+    assert sorted(executor.keys) == [key for key, _ in expected]  # each key handed to the driver once
+    assert without_timing(rows) == expected
+    # the task that was running on the killed worker was started again
+    scheduler = client.cluster.scheduler  # the LocalCluster's scheduler lives in this process
+    starts = [sum(1 for entry in scheduler.story(key) if entry[2] == "processing") for key in killed["keys"]]
+    print(f"killed {killed}; processing transitions of its keys: {starts}")
+    assert max(starts) >= 2, starts
