@@ -13,6 +13,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -58,7 +59,7 @@ def bench_lm_step(
     generator = torch.Generator().manual_seed(seed)
     batch = torch.randint(0, config.vocab_size, (batch_size, config.block_size),
                           generator=generator).to(dev)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for mode in ("edge-popup", "dense"):
         torch.manual_seed(seed)
         model = build_wrapped(config, mode, seed=seed, keep_fraction=keep_fraction).to(dev)

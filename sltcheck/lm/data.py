@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
-_FILE_NAMES = {
+_FILE_NAMES: dict[str, tuple[str, ...]] = {
     split: (
         f"wiki.{split}.tokens",
         f"wiki.{split}.raw",
@@ -164,7 +164,7 @@ def load_tokenizer(
         return Tokenizer.from_file(str(cache))
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(
-        _chunks(train_text), vocab_size=vocab_size, min_frequency=2,
+        iter(_chunks(train_text)), vocab_size=vocab_size, min_frequency=2,
         special_tokens=[END_OF_TEXT], show_progress=False,
     )
     cache.parent.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,7 @@ class _TopKMask(torch.autograd.Function):
     """Binary mask of the ``k`` largest entries; straight-through backward."""
 
     @staticmethod
-    def forward(ctx, magnitude: torch.Tensor, k: int) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx, magnitude: torch.Tensor, k: int) -> torch.Tensor:
         flat = magnitude.reshape(-1)
         mask = torch.zeros_like(flat)
         if k >= flat.numel():
@@ -71,7 +71,7 @@ class _TopKMask(torch.autograd.Function):
         return mask.view_as(magnitude)
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         return grad, None
 
 
