@@ -1,0 +1,35 @@
+"""Instance strategies, one module per statement: ``sltcheck.harness.instances.<statement>``.
+
+Each module defines
+
+- ``instances(drop: tuple[str, ...] = ()) -> SearchStrategy[Instance]``:
+  instances satisfying the statement's assumptions except those in ``drop``
+  (which it breaks freely, for mutants that drop a hypothesis);
+- ``FREE: tuple[str, ...]``: float fields :func:`sltcheck.harness.search.local_search` may vary;
+- ``project(instance) -> Instance``: pull a modified instance back inside the
+  assumptions (normalise tokens into the alpha-ball, rescale matrices to
+  spectral norm <= 1, clip perturbations), so the search never leaves them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from hypothesis import strategies as st
+
+from sltcheck.statements import Instance
+
+
+def module(statement: str) -> ModuleType:
+    try:
+        return importlib.import_module(f"sltcheck.harness.instances.{statement}")
+    except ModuleNotFoundError as error:
+        raise ValueError(
+            f"no instance strategy for statement {statement!r}: "
+            f"add sltcheck/harness/instances/{statement}.py"
+        ) from error
+
+
+def instances(statement: str, drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    return module(statement).instances(drop=tuple(drop))

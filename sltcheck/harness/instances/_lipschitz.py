@@ -1,0 +1,123 @@
+"""Shared instance strategy of the input-Lipschitz lemmas (Lemmas 12 and 13)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from sltcheck.harness import strategies as S
+from sltcheck.statements import Instance
+
+FREE = ("X", "X_perturbed", "W_Q", "W_K", "W_V", "W_O", "eps_max")
+EPS_HIGH = 0.5
+OVERSHOOT = {
+    "token-norm": 4.0,
+    "target-spectral": 4.0,
+    "fc-spectral": 4.0,
+    "input-perturbation": 64.0,
+}
+
+
+def lipschitz_instances(drop: tuple[str, ...], *, block: bool) -> st.SearchStrategy[Instance]:
+    def over(name: str) -> float:
+        return OVERSHOOT[name] if name in drop else 1.0
+
+    @st.composite
+    def draw(draw: st.DrawFn) -> Instance:
+        T = draw(S.sequence_lengths())
+        d1 = draw(S.dimensions())
+        d2 = d1 if block else draw(S.dimensions())
+        H = draw(st.integers(1, 3) | st.integers(1, 8))
+        dK, dV = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        alpha = draw(S.alphas(d1, d2))
+        X = draw(S.tokens_on_alpha_sphere(T, d1, alpha, overshoot=over("token-norm")))
+        eps_max = draw(S.eps_maxima(0.0, EPS_HIGH))
+        Xp = draw(
+            S.perturbed_tokens(
+                X, alpha * over("token-norm"), eps_max, overshoot=over("input-perturbation")
+            )
+        )
+        weights = {
+            name: draw(S.stacked_unit_spectral(H, rows, cols)) * over("target-spectral")
+            for name, rows, cols in (
+                ("W_Q", d1, dK),
+                ("W_K", d1, dK),
+                ("W_V", d1, dV),
+                ("W_O", dV, d2),
+            )
+        }
+        mask = draw(S.attention_masks(T))
+        if draw(st.integers(0, 2)) == 0:
+            # The extreme case of the proof's chain: isometric weights (identities at norm 1),
+            # colinear tokens at +-alpha (one pulled inside, the query), a common shift along them.
+            for name, rows, cols in (
+                ("W_Q", d1, dK),
+                ("W_K", d1, dK),
+                ("W_V", d1, dV),
+                ("W_O", dV, d2),
+            ):
+                weights[name] = np.broadcast_to(
+                    np.eye(rows, cols) * S.INSIDE, (H, rows, cols)
+                ).copy()
+                weights[name] *= over("target-spectral")
+            radii = draw(S.float_arrays((T,), -1.0, 1.0))
+            X = np.zeros((T, d1))
+            X[:, 0] = (
+                np.where(np.abs(radii) > 0.5, np.sign(radii), radii)
+                * alpha
+                * S.INSIDE
+                * over("token-norm")
+            )
+            X[:, 0] = np.where(X[:, 0] == 0, alpha * S.INSIDE, X[:, 0])
+            direction = np.zeros((1, d1))
+            direction[0, 0] = 1.0 if draw(st.booleans()) else -1.0
+            limit = alpha * S.INSIDE * over("token-norm")
+            shifted = np.clip(
+                X + direction * (eps_max * over("input-perturbation") * S.INSIDE), -limit, limit
+            )
+            Xp = S._within(X, shifted, eps_max * over("input-perturbation"))
+            mask = np.ones((T, T), dtype=np.int8)
+        instance: Instance = {
+            "alpha": alpha,
+            "d1": d1,
+            "d2": d2,
+            "X": X,
+            "X_perturbed": Xp,
+            "mask": mask,
+            **weights,
+            "eps_max": eps_max,
+        }
+        if block:
+            L = draw(st.integers(1, 3))
+            layers = [draw(S.unit_spectral_matrices(d1, d1)) for _ in range(L)]
+            if draw(st.booleans()):
+                layers = [np.eye(d1) * S.INSIDE for _ in range(L)]
+            instance["fc_layers"] = tuple(layer * over("fc-spectral") for layer in layers)
+        return instance
+
+    return draw()
+
+
+def _into_ball(X: np.ndarray, limit: float) -> np.ndarray:
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.where(norms > limit, X * (limit / np.where(norms > 0, norms, 1.0)), X)
+
+
+def project_lipschitz(instance: Instance) -> Instance:
+    out = dict(instance)
+    eps_max = float(np.clip(abs(float(out["eps_max"])), 0.0, EPS_HIGH))  # type: ignore[arg-type]
+    out["eps_max"] = eps_max
+    limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
+    X = _into_ball(np.asarray(out["X"], dtype=np.float64), limit)
+    Xp = np.asarray(out["X_perturbed"], dtype=np.float64)
+    step = Xp - X
+    lengths = np.linalg.norm(step, axis=1, keepdims=True)
+    cap = eps_max * S.INSIDE
+    step = np.where(lengths > cap, step * (cap / np.where(lengths > 0, lengths, 1.0)), step)
+    out["X"], out["X_perturbed"] = X, S._within(X, _into_ball(X + step, limit), eps_max)
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        stack = np.asarray(out[name], dtype=np.float64)
+        out[name] = np.stack(
+            [S.scale_inside(m) if np.linalg.norm(m, 2) > S.INSIDE else m for m in stack]
+        )
+    return out

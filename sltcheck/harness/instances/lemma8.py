@@ -1,0 +1,20 @@
+"""Instances of Lemma 8: logits, tokens on the alpha-sphere, masks, perturbations up to eps_max."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from sltcheck.harness.instances._softmax import FREE, project_softmax, softmax_instances
+from sltcheck.statements import Instance
+
+EPS_HIGH = 3.0  # Lemma 8 allows any eps_max >= 0; beyond ~3 the bound is astronomically loose
+
+__all__ = ["FREE", "instances", "project"]
+
+
+def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    return softmax_instances(EPS_HIGH, drop)
+
+
+def project(instance: Instance) -> Instance:
+    return project_softmax(instance, EPS_HIGH)

@@ -1,0 +1,44 @@
+"""Instances of Theorem 9's a-posteriori chain: a target MHA, a pruned source, tokens, a mask."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from sltcheck.harness.instances._theorems import (
+    FREE,
+    dims,
+    edge_plan,
+    edge_sequence,
+    mha_pair,
+    project,
+    seeded_sequence,
+    sequence,
+)
+from sltcheck.statements import Instance
+from sltcheck.statements.theorem9 import make_instance
+
+__all__ = ["FREE", "instances", "project"]
+
+
+def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    @st.composite
+    def draw(draw: st.DrawFn) -> Instance:
+        branch = draw(st.integers(0, 3))
+        if branch == 0:  # the corner of Eq. 17 (refutes the scaled mutants)
+            H = draw(st.integers(1, 2))
+            alpha, X, mask = draw(edge_sequence(drop))
+            target, source = draw(mha_pair(H, 1, 1, drop, plan=edge_plan()))
+            return make_instance(target, source, X, mask, alpha)
+        if branch == 1:  # W_QK-only errors over several attended tokens (Eq. 16's term alone)
+            H, d1, d2 = draw(st.integers(1, 2)), draw(dims(3)), draw(dims(3))
+            alpha, X, mask = draw(seeded_sequence(d1, d2, drop))
+            plan = dict(edge_plan(pattern="qk", positive=False), dK=2, dV=2)
+            target, source = draw(mha_pair(H, d1, d2, drop, plan=plan))
+            return make_instance(target, source, X, mask, alpha)
+        H = draw(st.one_of(st.just(1), st.integers(1, 3), st.integers(1, 8)))
+        d1, d2 = draw(dims(8)), draw(dims(8))
+        alpha, X, mask = draw(sequence(d1, d2, drop))
+        target, source = draw(mha_pair(H, d1, d2, drop))
+        return make_instance(target, source, X, mask, alpha)
+
+    return draw()

@@ -1,0 +1,194 @@
+"""The property runner: assumptions -> measured and bound in mpmath -> verdict.
+
+:func:`check_property` is the body of every property; :func:`property_test`
+wraps it into a Hypothesis test (used by ``properties/`` and by
+``sltcheck check``); :data:`RECORDER` keeps, per statement and variant, the
+number of examples, the worst ratio and its instance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import assume, example, given, note, target
+from hypothesis import settings as Settings
+from hypothesis.control import current_build_context
+
+from sltcheck.assumptions import violations
+from sltcheck.harness.instances import instances as instance_strategy
+from sltcheck.harness.serialise import dumps, summary
+from sltcheck.statements import Bound, Instance, load
+from sltcheck.verdict import DEFAULT_DPS, Verdict, decide
+
+# Precision of the verdicts (digits). Both sides are evaluated at it.
+PROPERTY_DPS = 40
+
+
+@dataclass
+class Record:
+    """What the search saw of one statement and variant."""
+
+    statement: str
+    variant: str
+    examples: int = 0
+    undecided: int = 0
+    violations: int = 0
+    worst_ratio: float = float("-inf")
+    worst_instance: Instance | None = None
+    worst_verdict: Verdict | None = None
+    seconds: float = 0.0
+    seed: int | None = None
+
+    def add(self, verdict: Verdict, instance: Instance, seconds: float) -> None:
+        self.examples += 1
+        self.undecided += int(verdict.undecided)
+        self.violations += int(verdict.violated)
+        self.seconds += seconds
+        # A violation always outranks a holding instance.
+        key = (verdict.violated, verdict.ratio)
+        best = (
+            (self.worst_verdict.violated, self.worst_ratio)
+            if self.worst_verdict
+            else (False, float("-inf"))
+        )
+        if key > best:
+            self.worst_ratio, self.worst_instance, self.worst_verdict = (
+                verdict.ratio,
+                dict(instance),
+                verdict,
+            )
+
+
+@dataclass
+class Recorder:
+    records: dict[tuple[str, str], Record] = field(default_factory=dict)
+    seed: int | None = None
+
+    def record(self, statement: str, variant: str) -> Record:
+        key = (statement, variant)
+        if key not in self.records:
+            self.records[key] = Record(statement, variant, seed=self.seed)
+        return self.records[key]
+
+    def clear(self) -> None:
+        self.records.clear()
+
+
+RECORDER = Recorder()
+
+
+def _note(instance: Instance) -> None:
+    # The exact instance is serialised only for the final (reported) example.
+    try:
+        final = current_build_context().is_final
+    except Exception:  # outside a Hypothesis test
+        return
+    if final:
+        note(f"instance: {summary(instance)}")
+        note(f"instance (exact JSON): {dumps(instance)}")
+
+
+def evaluate(
+    statement: str,
+    variant: str,
+    instance: Instance,
+    *,
+    dps: int = PROPERTY_DPS,
+    bound: Bound | None = None,
+) -> Verdict:
+    """measured and bound of ``statement`` at ``dps`` digits, decided (no assumption check)."""
+    module = load(statement)
+    rhs = bound if bound is not None else module.VARIANTS[variant]
+    return decide(module.measured(instance, dps), rhs(instance, dps), dps)
+
+
+def check_property(
+    statement: str,
+    variant: str,
+    instance: Instance,
+    *,
+    dps: int = PROPERTY_DPS,
+    bound: Bound | None = None,
+    skip: Iterable[str] = (),
+    recorder: Recorder | None = RECORDER,
+) -> Verdict:
+    """The body of a property: assumptions, measured/bound in mpmath, verdict.
+
+    Instances violating an assumption (other than ``skip``) are rejected with
+    ``hypothesis.assume`` (strategies build them inside, so this is rare).
+    Calls ``target(measured/bound)`` so the search climbs toward the worst
+    case, ``note``s the instance (exactly, on the reported example), records
+    it in ``recorder`` and raises ``AssertionError`` when the bound is
+    violated at ``dps`` digits (undecided outcomes are recorded, not failed).
+    ``bound`` replaces the variant's right-hand side (mutants).
+    """
+    assume(not violations(statement, instance, skip=skip))
+    start = time.perf_counter()
+    verdict = evaluate(statement, variant, instance, dps=dps, bound=bound)
+    elapsed = time.perf_counter() - start
+    ratio = verdict.ratio
+    target(ratio if np.isfinite(ratio) else 1e300, label=f"{statement}:{variant}")
+    _note(instance)
+    if recorder is not None:
+        recorder.record(statement, variant).add(verdict, instance, elapsed)
+    if verdict.violated:
+        raise AssertionError(
+            f"{statement} ({variant}) violated at {dps} digits: "
+            f"measured {verdict.as_dict()['measured']} "
+            f"> bound {verdict.as_dict()['bound']} (ratio {ratio:.6g})"
+        )
+    return verdict
+
+
+def property_test(
+    statement: str,
+    variant: str,
+    *,
+    bound: Bound | None = None,
+    drop: tuple[str, ...] = (),
+    settings: Settings | None = None,
+    examples: Iterable[Instance] = (),
+    dps: int = PROPERTY_DPS,
+    recorder: Recorder | None = RECORDER,
+    on_failure: Callable[[Instance, Verdict], None] | None = None,
+) -> Callable[[], None]:
+    """A Hypothesis test of ``statement``/``variant`` over its instance strategy.
+
+    ``examples`` are pinned with ``@example`` (counterexamples of findings);
+    ``on_failure`` sees every violating instance (the last one it sees is the
+    shrunk counterexample Hypothesis reports).
+    """
+    strategy = instance_strategy(statement, drop)
+
+    def body(instance: Instance) -> None:
+        try:
+            check_property(
+                statement, variant, instance, dps=dps, bound=bound, skip=drop, recorder=recorder
+            )
+        except AssertionError:
+            if on_failure is not None:
+                on_failure(instance, evaluate(statement, variant, instance, dps=dps, bound=bound))
+            raise
+
+    test = given(strategy)(body)
+    for instance in examples:
+        test = example(instance)(test)
+    if settings is not None:
+        test = settings(test)
+    test.__name__ = f"property_{statement}_{variant}".replace("-", "_")
+    return test
+
+
+__all__ = [
+    "DEFAULT_DPS",
+    "PROPERTY_DPS",
+    "RECORDER",
+    "Record",
+    "Recorder",
+    "check_property",
+    "evaluate",
+    "property_test",
+]

@@ -1,0 +1,73 @@
+"""Lemma 13 (appendix A.5; not in the workshop version): the target block is Lipschitz in its input.
+
+As the paper states it: "An arbitrary target Attention block Blk_T(.) holds the
+following inequality:
+
+    ||Blk_T(x_i) - Blk_T(x'_i)|| <= H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max)."
+
+(with X' as in Lemma 12: max_i ||x_i - x'_i|| <= eps_max, ||x'_i|| <= alpha).
+Blk_T(x) = F_T(Attn_T(x)^T + x) + Attn_T(x)^T + x (Section 3.3, no normalisation).
+
+The proof ends with a bound TWICE the stated one:
+||Blk(x) - Blk(x')|| <= 2 ||Attn(x) - Attn(x')|| + 2 ||x - x'||
+<= 2 H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + eps_max) + 2 eps_max
+<= 2 H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max).
+Its first step uses ||F_T(u) - F_T(v)|| <= ||u - v||, which needs every FC layer
+of spectral norm <= 1 (assumption fc-spectral; ReLU is 1-Lipschitz).
+
+Variants:
+- ``as-proven`` (default): 2 H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max),
+  the proof's last line.
+- ``as-stated``: H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max), the
+  statement (a factor 2 smaller than what the proof shows).
+
+Instance fields: those of Lemma 12 with d1 = d2, plus fc_layers (L matrices (d1, d1)).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from sltcheck.statements import Instance, Mutant
+from sltcheck.statements._lipschitz import lipschitz_bound, output_shift
+
+ASSUMPTIONS = (
+    "alpha-large",
+    "token-norm",
+    "target-spectral",
+    "fc-spectral",
+    "mask-rows",
+    "square-block",
+    "input-perturbation",
+)
+
+
+def measured(instance: Instance, dps: int | None) -> object:
+    return output_shift(instance, dps, with_block=True)
+
+
+as_proven = partial(lipschitz_bound, factor=2.0, eps_weight=2.0)
+as_stated = partial(lipschitz_bound, factor=1.0, eps_weight=2.0)
+
+VARIANTS = {"as-proven": as_proven, "as-stated": as_stated}
+DEFAULT_VARIANT = "as-proven"
+
+MUTANTS = [
+    Mutant(
+        "no-fc-spectral",
+        "drops ||W_l|| <= 1 for the FC layers (layers up to 4x)",
+        as_proven,
+        drop=("fc-spectral",),
+    ),
+    Mutant(
+        "no-input-perturbation",
+        "drops max_i ||x_i - x'_i|| <= eps_max (steps up to 64 eps_max)",
+        as_proven,
+        drop=("input-perturbation",),
+    ),
+    Mutant(
+        "as-stated-eighth",
+        "H sqrt(d1) (...)/8: the statement's bound divided by 8 (the search reaches ~3/4 of it)",
+        partial(lipschitz_bound, factor=0.125, eps_weight=2.0),
+    ),
+]

@@ -1,0 +1,233 @@
+"""``sltcheck check``: run every statement's properties, the worst-case search and the mutants.
+
+    sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
+                   [--search-evaluations N] [--no-mutants]
+    sltcheck check --replay FILE [--dps 100]
+
+The properties run programmatically (not through pytest) with an explicit
+Hypothesis seed, so the same seed gives the same findings. For every
+statement and variant, ``findings.json`` holds: statement, variant,
+default (bool), examples, worst_ratio, violated, violations, undecided,
+instance (exact JSON: floats as float.hex), seed, examples_per_second,
+search (the local search's start and end ratios); and, per statement, the
+mutants refuted with their shrunk counterexamples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import mpmath
+from hypothesis import seed as hypothesis_seed
+
+from sltcheck.assumptions import violations
+from sltcheck.harness.mutants import refute
+from sltcheck.harness.profiles import PROFILES, profile_settings
+from sltcheck.harness.runner import RECORDER, Record, evaluate, property_test
+from sltcheck.harness.search import local_search
+from sltcheck.harness.serialise import decode_instance, encode_instance
+from sltcheck.statements import STATEMENT_MODULES, load
+
+
+def register(cli: object) -> None:
+    parser = cli.command(
+        "check", "check the paper's statements as properties; write findings.json", run
+    )  # type: ignore[attr-defined]
+    parser.add_argument("--profile", choices=list(PROFILES), default="ci")
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="statements to check (default: all)"
+    )
+    parser.add_argument("--out", default="findings", help="output directory (default: ./findings)")
+    parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    parser.add_argument(
+        "--search-evaluations",
+        type=int,
+        default=400,
+        help="float64 evaluations of the local search per variant (0: no search)",
+    )
+    parser.add_argument("--no-mutants", action="store_true", help="skip the mutant refutations")
+    parser.add_argument(
+        "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
+    )
+    parser.add_argument("--dps", type=int, default=100, help="digits for --replay (default 100)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.replay:
+        return replay(Path(args.replay), args.dps)
+    names = args.only or list(STATEMENT_MODULES)
+    for name in names:
+        load(name)  # validates the name
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = profile_settings(args.profile, seeded=True)
+    findings: list[dict[str, object]] = []
+    mutant_rows: list[dict[str, object]] = []
+    RECORDER.clear()
+    RECORDER.seed = args.seed
+    for name in names:
+        module = load(name)
+        for variant in module.VARIANTS:
+            findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args))
+            _write(out, findings, mutant_rows, args)
+        if not args.no_mutants:
+            for mutant in module.MUTANTS:
+                start = time.perf_counter()
+                result = refute(name, mutant, settings=profile_settings(args.profile))
+                mutant_rows.append(
+                    {
+                        "statement": name,
+                        "mutant": mutant.name,
+                        "why": mutant.why,
+                        "refuted": result.refuted,
+                        "ratio": result.verdict.ratio if result.verdict else None,
+                        "counterexample": encode_instance(result.instance)
+                        if result.instance
+                        else None,
+                        "message": result.message,
+                        "seconds": round(time.perf_counter() - start, 3),
+                    }
+                )
+            _write(out, findings, mutant_rows, args)
+    print(_table(findings, mutant_rows))
+    print(f"\nwrote {out / 'findings.json'}")
+    return 0
+
+
+def _check_variant(
+    name: str, variant: str, default: str, settings: object, args: argparse.Namespace
+) -> dict[str, object]:
+    record = RECORDER.record(name, variant)
+    test = property_test(name, variant, settings=settings)  # type: ignore[arg-type]
+    test = hypothesis_seed(args.seed)(test)
+    start = time.perf_counter()
+    failure = ""
+    try:
+        test()
+    except AssertionError as error:
+        failure = str(error).splitlines()[0]
+    wall = time.perf_counter() - start
+    search: dict[str, object] | None = None
+    if args.search_evaluations > 0 and record.worst_instance is not None and not record.violations:
+        result = local_search(
+            name, variant, record.worst_instance, max_evaluations=args.search_evaluations
+        )
+        if result is not None:
+            search = {
+                "start_ratio": result.start_ratio,
+                "end_ratio": result.ratio,
+                "evaluations": result.evaluations,
+            }
+            if result.ratio > record.worst_ratio or result.verdict.violated:
+                record.worst_ratio, record.worst_instance = result.ratio, result.instance
+                record.worst_verdict = result.verdict
+                record.violations += int(result.verdict.violated)
+    return _entry(record, default, wall, failure, search)
+
+
+def _entry(
+    record: Record, default: str, wall: float, failure: str, search: dict[str, object] | None
+) -> dict[str, object]:
+    verdict = record.worst_verdict
+    return {
+        "statement": record.statement,
+        "variant": record.variant,
+        "default": record.variant == default,
+        "examples": record.examples,
+        "worst_ratio": record.worst_ratio if record.examples else None,
+        "violated": bool(record.violations),
+        "violations": record.violations,
+        "undecided": record.undecided,
+        "verdict": verdict.as_dict() if verdict else None,
+        "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
+        "seed": record.seed,
+        "examples_per_second": round(record.examples / wall, 2) if wall > 0 else None,
+        "seconds": round(wall, 3),
+        "failure": failure,
+        "search": search,
+    }
+
+
+def _write(
+    out: Path,
+    findings: list[dict[str, object]],
+    mutants: list[dict[str, object]],
+    args: argparse.Namespace,
+) -> None:
+    data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants}
+    (out / "findings.json").write_text(json.dumps(data, indent=1))
+
+
+def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) -> str:
+    lines = [
+        f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
+        f"{'undecided':>9} {'ex/s':>8}"
+    ]
+    for f in findings:
+        ratio = f["worst_ratio"]
+        lines.append(
+            f"{f['statement']:<11} {str(f['variant']) + (' *' if f['default'] else ''):<22} "
+            f"{f['examples']:>8} "
+            f"{(f'{ratio:.6g}' if ratio is not None else '-'):>14} "
+            f"{('YES' if f['violated'] else 'no'):>8} "
+            f"{f['undecided']:>9} {f['examples_per_second'] or '-':>8}"
+        )
+    if mutants:
+        refuted = sum(bool(m["refuted"]) for m in mutants)
+        lines.append(f"\nmutants refuted: {refuted}/{len(mutants)}")
+        for m in mutants:
+            if not m["refuted"]:
+                lines.append(f"  SURVIVED {m['statement']}:{m['mutant']} ({m['message']})")
+    lines.append("(* = default variant, the one the proofs use)")
+    return "\n".join(lines)
+
+
+def replay(path: Path, dps: int) -> int:
+    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits."""
+    data = json.loads(path.read_text())
+    entries = (
+        data["findings"]
+        if isinstance(data, dict) and "findings" in data
+        else (data if isinstance(data, list) else [data])
+    )
+    status = 0
+    for entry in entries:
+        if not entry.get("instance"):
+            continue
+        instance = decode_instance(entry["instance"])
+        name, variant = entry["statement"], entry["variant"]
+        broken = violations(name, instance)
+        verdict = evaluate(name, variant, instance, dps=dps)
+        state = "VIOLATED" if verdict.violated else ("undecided" if verdict.undecided else "holds")
+        print(
+            f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
+            f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
+            + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
+        )
+        recorded = entry.get("violated")
+        if recorded is not None and bool(recorded) != verdict.violated:
+            print(f"  differs from the recorded verdict (violated={recorded})")
+            status = 1
+    for mutant in data.get("mutants", []) if isinstance(data, dict) else []:
+        if not mutant.get("counterexample"):
+            continue
+        module = load(mutant["statement"])
+        match = [m for m in module.MUTANTS if m.name == mutant["mutant"]]
+        if not match:
+            continue
+        verdict = evaluate(
+            mutant["statement"],
+            mutant["mutant"],
+            decode_instance(mutant["counterexample"]),
+            dps=dps,
+            bound=match[0].bound,
+        )
+        print(
+            f"{mutant['statement']} mutant {mutant['mutant']}: "
+            f"ratio {verdict.ratio:.17g} at {dps} digits: "
+            f"{'refuted' if verdict.violated else 'NOT refuted'}"
+        )
+    return status
