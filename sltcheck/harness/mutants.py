@@ -39,10 +39,11 @@ def refute(
 ) -> Refutation:
     """Search for an instance on which ``mutant`` is violated; shrink it.
 
-    Two deterministic passes under ``settings``: generation alone (diverse
+    Deterministic passes under ``settings``: generation alone (diverse
     examples), then, if nothing was found, generation with Hypothesis's
     target hill-climbing on measured/bound (which spends its budget climbing
-    one example, so it complements rather than replaces the first pass).
+    one example, so it complements rather than replaces the first pass), then
+    the same with a larger budget (:data:`LONGER_SEARCH`).
     """
     base = settings if settings is not None else Settings()
     first = _refute(
@@ -53,7 +54,16 @@ def refute(
     )
     if first.refuted:
         return first
-    return _refute(statement, mutant, Settings(base, phases=tuple(Phase)), dps)
+    second = _refute(statement, mutant, Settings(base, phases=tuple(Phase)), dps)
+    if second.refuted:
+        return second
+    # A mutant false only on a thin set of instances: a longer deterministic search.
+    longer = Settings(base, max_examples=max(LONGER_SEARCH, 4 * base.max_examples), phases=tuple(Phase))
+    return _refute(statement, mutant, longer, dps)
+
+
+# Examples in the third pass, for mutants the profile's budget did not refute.
+LONGER_SEARCH = 400
 
 
 # Successful shrink steps allowed per refutation (Hypothesis's default is 500): a

@@ -9,6 +9,9 @@ No example database is used, so a run depends only on its seed.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from hypothesis import HealthCheck, Phase, settings
 
 PROFILES: dict[str, int] = {"ci": 50, "dev": 300, "deep": 10_000}
@@ -20,7 +23,23 @@ _SUPPRESS = [
 ]
 
 
+PRELOADED_MODULES = ("sltcheck.construction", "sltcheck.sources", "sltcheck.subset_sum",
+                     "sltcheck.harness.mutants", "sltcheck.harness.search")
+
+
+def preload_project_modules() -> None:
+    """Import every statement and instance module up front. Hypothesis draws
+    constants from the project modules already imported, so a run is the same
+    whatever imported what before it (pytest order, xdist workers, the CLI)."""
+    for package in ("sltcheck.harness.instances", "sltcheck.statements"):
+        for info in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
+            importlib.import_module(info.name)
+    for name in PRELOADED_MODULES:
+        importlib.import_module(name)
+
+
 def register_profiles() -> None:
+    preload_project_modules()
     common = dict(deadline=None, database=None, suppress_health_check=_SUPPRESS, print_blob=True)
     settings.register_profile("ci", max_examples=PROFILES["ci"], derandomize=True, **common)
     settings.register_profile("dev", max_examples=PROFILES["dev"], **common)

@@ -45,7 +45,9 @@ class Mutant:
 
 
 # Registered statement modules, in the paper's order.
-STATEMENT_MODULES: tuple[str, ...] = ('lemma5', 'lemma8', 'lemma12', 'lemma13', 'theorem9', 'theorem11', 'theorem14')
+STATEMENT_MODULES: tuple[str, ...] = (
+    'lemma2', 'lemma4', 'lemma5', 'lemma7', 'lemma8', 'lemma12', 'lemma13', 'theorem9', 'theorem11', 'theorem14'
+)
 
 
 def load(name: str) -> ModuleType:

@@ -1,0 +1,67 @@
+"""Instances of Lemma 2: target W (||W|| <= 1), input x (||x|| <= 1), sources W1, W2 (U[-1, 1]), eps.
+
+n = d1 n' with n' <= 10 (each group splits by the sign of its incoming weights, so the
+exact subset-sum problems have at most n' items). Inputs: basis vectors +-e_j (where the
+pointwise bound is tight), the unit sphere and the ball; with ``input-norm-unit``
+dropped, norms up to 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from sltcheck.harness import strategies
+from sltcheck.harness.instances.lemma7 import MAX_D, eps_values, sources
+from sltcheck.statements import Instance
+
+FREE = ("W", "x", "W1", "W2")
+
+__all__ = ["FREE", "instances", "project"]
+
+
+def inputs(d1: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:
+    def unit(raw: np.ndarray, radius: float) -> np.ndarray:
+        norm = float(np.linalg.norm(raw))
+        if norm == 0.0:
+            return raw
+        return raw * (radius * strategies.INSIDE / norm)
+
+    basis = st.builds(
+        lambda j, sign: sign * np.eye(d1)[j], st.integers(0, d1 - 1), st.sampled_from([1.0, -1.0])
+    )
+    high = 4.0 if "input-norm-unit" in drop else 1.0
+    radii = st.just(high) | st.floats(0.0, high)
+    return basis | st.builds(unit, strategies.float_arrays((d1,)), radii)
+
+
+def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    @st.composite
+    def draw(draw: st.DrawFn) -> Instance:
+        d1, d2 = draw(st.integers(1, MAX_D)), draw(st.integers(1, MAX_D))
+        if "matrix-spectral" in drop:
+            W = draw(strategies.float_arrays((d2, d1), -2.0, 2.0))
+        else:
+            W = draw(strategies.unit_spectral_matrices(d2, d1))
+        x = draw(inputs(d1, drop))
+        if "input-norm-unit" in drop and draw(st.booleans()):
+            x = 4.0 * x
+        W1, W2 = draw(sources(d1, d2))
+        return {"W": W, "x": x, "W1": W1, "W2": W2, "eps": draw(eps_values())}
+
+    return draw()
+
+
+def project(instance: Instance) -> Instance:
+    out = dict(instance)
+    for key in ("W1", "W2"):
+        out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
+    W = np.asarray(out["W"], dtype=np.float64)
+    if W.size and float(np.linalg.norm(W, 2)) > strategies.INSIDE:
+        W = strategies.scale_inside(W)
+    x = np.asarray(out["x"], dtype=np.float64)
+    norm = float(np.linalg.norm(x))
+    if norm > strategies.INSIDE:
+        x = x * (strategies.INSIDE / norm)
+    out["W"], out["x"] = W, x
+    return out

@@ -1,0 +1,37 @@
+"""Instances of Lemma 4: Lemma 7's instances with a target of spectral norm <= 1."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from sltcheck.harness import strategies
+from sltcheck.harness.instances.lemma7 import FREE, MAX_D, eps_values, sources
+from sltcheck.statements import Instance
+
+__all__ = ["FREE", "instances", "project"]
+
+
+def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    @st.composite
+    def draw(draw: st.DrawFn) -> Instance:
+        d1, d2 = draw(st.integers(1, MAX_D)), draw(st.integers(1, MAX_D))
+        if "matrix-spectral" in drop:
+            W = draw(strategies.float_arrays((d2, d1), -2.0, 2.0))
+        else:
+            W = draw(strategies.unit_spectral_matrices(d2, d1))
+        W1, W2 = draw(sources(d1, d2))
+        return {"W": W, "W1": W1, "W2": W2, "eps": draw(eps_values())}
+
+    return draw()
+
+
+def project(instance: Instance) -> Instance:
+    out = dict(instance)
+    for key in ("W1", "W2"):
+        out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
+    W = np.asarray(out["W"], dtype=np.float64)
+    if W.size and float(np.linalg.norm(W, 2)) > strategies.INSIDE:
+        W = strategies.scale_inside(W)
+    out["W"] = W
+    return out
