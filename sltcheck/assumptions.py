@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -80,9 +81,9 @@ STATEMENT_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _mp(value: object) -> mpmath.mpf:
+def _mp(value: Any) -> mpmath.mpf:
     with mpmath.workdps(CHECK_DPS):
-        return mpmath.mpf(value)  # type: ignore[arg-type]
+        return mpmath.mpf(value)
 
 
 # Float64 prefilter: a float64 norm this far (relatively) from a limit decides
@@ -98,7 +99,7 @@ def _largest_spectral(matrices: Iterable[np.ndarray]) -> tuple[mpmath.mpf, int]:
     (their norm is reported from float64); the others are.
     """
     matrices = [np.asarray(m) for m in matrices]
-    approx = [precision.spectral_norm(m) if m.dtype != object else float("inf") for m in matrices]
+    approx = [float(precision.spectral_norm(m)) if m.dtype != object else float("inf") for m in matrices]
     norms: list[mpmath.mpf] = []
     for matrix, value in zip(matrices, approx, strict=True):
         if value < 1 - PREFILTER:
@@ -127,7 +128,7 @@ def _at_most_one(matrix: np.ndarray) -> bool:
         return True
 
 
-def _token_norms(X: np.ndarray, limit: object = None) -> np.ndarray:
+def _token_norms(X: np.ndarray, limit: Any = None) -> np.ndarray:
     """Token norms in mpmath; with ``limit``, only tokens whose float64 norm is
     within PREFILTER of it are evaluated in mpmath (the others keep float64)."""
     X = np.asarray(X)

@@ -80,7 +80,7 @@ def max_norm(array: np.ndarray) -> object:
     return np.abs(array).max()
 
 
-def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> object:
+def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> Any:
     """Largest singular value; in mpmath via its SVD at ``dps`` digits."""
     matrix = np.asarray(matrix)
     if dps is None:

@@ -19,6 +19,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import mpmath
 from hypothesis import seed as hypothesis_seed
@@ -32,10 +33,8 @@ from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, load
 
 
-def register(cli: object) -> None:
-    parser = cli.command(
-        "check", "check the paper's statements as properties; write findings.json", run
-    )  # type: ignore[attr-defined]
+def register(cli: Any) -> None:
+    parser = cli.command("check", "check the paper's statements as properties; write findings.json", run)
     parser.add_argument("--profile", choices=list(PROFILES), default="ci")
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="statements to check (default: all)"

@@ -128,8 +128,8 @@ def test_kill_minus_nine_loses_no_finished_source(tmp_path):
     config = tiny(widths=(4, 8, 12, 16), sources=3)
     script = (
         "import sys; from sltcheck.repro import synthetic; "
-        f"synthetic.run(synthetic.preset_config('fig4', 'quick', 'theory', widths=(4, 8, 12, 16), sources=3, "
-        f"test_samples=40, train_target=False), sys.argv[1], progress=False)"
+        "synthetic.run(synthetic.preset_config('fig4', 'quick', 'theory', widths=(4, 8, 12, 16), sources=3, "
+        "test_samples=40, train_target=False), sys.argv[1], progress=False)"
     )
     run_dir = tmp_path / "killed"
     process = subprocess.Popen([sys.executable, "-c", script, str(run_dir)], cwd=ROOT,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -40,7 +41,7 @@ def preload_project_modules() -> None:
 
 def register_profiles() -> None:
     preload_project_modules()
-    common = dict(deadline=None, database=None, suppress_health_check=_SUPPRESS, print_blob=True)
+    common: dict[str, Any] = dict(deadline=None, database=None, suppress_health_check=_SUPPRESS, print_blob=True)
     settings.register_profile("ci", max_examples=PROFILES["ci"], derandomize=True, **common)
     settings.register_profile("dev", max_examples=PROFILES["dev"], **common)
     settings.register_profile("deep", max_examples=PROFILES["deep"], **common)

@@ -23,11 +23,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-
-import mpmath
+from typing import Any
 
 Instance = dict[str, object]
-Bound = Callable[[Instance, int], mpmath.mpf]
+Bound = Callable[[Instance, int | None], Any]
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def lipschitz_bound(
         soft = alpha * (math.expm1(arg) if arg < 700 else math.inf) if include_alpha_term else 0.0
         return factor * H * math.sqrt(d1) * (soft + eps_weight * eps)
     with mpmath.workdps(dps):
-        d1, alpha, eps = (mpmath.mpf(instance[k]) for k in ("d1", "alpha", "eps_max"))  # type: ignore[arg-type]
+        d1, alpha, eps = (mpmath.mpf(instance[k]) for k in ("d1", "alpha", "eps_max"))
         arg = exponent * alpha * eps / (mpmath.sqrt(dK) if key_scaled else 1)
         soft = alpha * mpmath.expm1(arg) if include_alpha_term else 0
         return factor * H * mpmath.sqrt(d1) * (soft + eps_weight * eps)

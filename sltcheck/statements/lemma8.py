@@ -48,7 +48,7 @@ def scalar(value: object, dps: int | None) -> object:
     if dps is None:
         return float(value)  # type: ignore[arg-type]
     with mpmath.workdps(dps):
-        return mpmath.mpf(value)  # type: ignore[arg-type]
+        return mpmath.mpf(value)
 
 
 def expm1(value: object, dps: int | None) -> object:
