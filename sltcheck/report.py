@@ -29,7 +29,7 @@ text-align:left;vertical-align:top}th{background:#f5f5f5}.ok{color:#1a7f37;font-
 .bad{color:#c62828;font-weight:bold}.warn{color:#a86b00;font-weight:bold}
 .card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1em 0}
 .violation{border:2px solid #c62828;background:#fff5f5}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
-font-size:.82em;max-height:22em}.plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+font-size:.82em;max-height:22em}pre.statement{white-space:pre-wrap;max-height:none;font-size:.85em}.plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
 .muted{color:#666;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
 """
 
@@ -75,12 +75,21 @@ def _entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _mutant_entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
+    """``sltcheck check`` lists mutants apart from the statements' variants."""
+    return [
+        {"statement": m.get("statement"), "variant": m.get("mutant"), "mutant": True, "why": m.get("why"),
+         "refuted": m.get("refuted"), "instance": m.get("counterexample"), "message": m.get("message")}
+        for m in findings.get("mutants", []) if isinstance(m, dict)
+    ]
+
+
 # --- building -------------------------------------------------------------------------
 
 
 def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report") -> dict[str, Any]:
     """The report's content as one JSON-serialisable dict."""
-    entries = [e for f in inputs["findings"] for e in _entries(f)]
+    entries = [e for f in inputs["findings"] for e in _entries(f) + _mutant_entries(f)]
     statements = [e for e in entries if not e.get("mutant")]
     mutants = [e for e in entries if e.get("mutant")]
     violated = [e for e in statements if e.get("violated")]
@@ -173,6 +182,23 @@ def _violations_html(report: dict[str, Any]) -> str:
     return "<h2>Violations</h2>" + "".join(cards) if cards else ""
 
 
+def _statement_text(name: str) -> dict[str, Any]:
+    """Title, statement (the module docstring up to its first blank line after the
+    statement) and assumption texts of a registered statement module."""
+    from sltcheck.assumptions import ASSUMPTIONS
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    if name not in STATEMENT_MODULES:
+        return {}
+    module = load(name)
+    paragraphs = [p.strip() for p in (module.__doc__ or "").split("\n\n") if p.strip()]
+    return {
+        "title": paragraphs[0].splitlines()[0] if paragraphs else name,
+        "text": "\n\n".join(paragraphs[:3]),
+        "assumptions": [ASSUMPTIONS[a].text for a in getattr(module, "ASSUMPTIONS", ()) if a in ASSUMPTIONS],
+    }
+
+
 def _mutant_outcome(mutant: dict[str, Any]) -> str:
     refuted = mutant.get("refuted", mutant.get("violated"))
     return '<span class="ok">refuted</span>' if refuted else '<span class="bad">survived</span>'
@@ -188,10 +214,10 @@ def _statements_html(report: dict[str, Any]) -> str:
     for name, items in groups.items():
         variants = [e for e in items if not e.get("mutant")]
         mutants = [e for e in items if e.get("mutant")]
-        head = items[0]
+        head = {**_statement_text(name), **items[0]}
         out.append(f'<div class="card"><h3>{_e(head.get("title") or name)}</h3>')
         if head.get("text"):
-            out.append(f"<p>{_e(head['text'])}</p>")
+            out.append(f'<pre class="statement">{_e(head["text"])}</pre>')
         if head.get("assumptions"):
             out.append(f"<p><b>Assumptions:</b> {_e(', '.join(map(str, head['assumptions'])))}</p>")
         rows = "".join(

@@ -147,6 +147,7 @@ def _entry(
         "seconds": round(wall, 3),
         "failure": failure,
         "search": search,
+        "ratios": [round(r, 6) for r in record.ratios],
     }
 
 
@@ -156,7 +157,10 @@ def _write(
     mutants: list[dict[str, object]],
     args: argparse.Namespace,
 ) -> None:
-    data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants}
+    from sltcheck.worst_case import slack_table
+
+    data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants,
+            "slack": slack_table()}
     (out / "findings.json").write_text(json.dumps(data, indent=1))
 
 

@@ -41,9 +41,11 @@ class Record:
     worst_verdict: Verdict | None = None
     seconds: float = 0.0
     seed: int | None = None
+    ratios: list[float] = field(default_factory=list)  # every example's measured/bound, for histograms
 
     def add(self, verdict: Verdict, instance: Instance, seconds: float) -> None:
         self.examples += 1
+        self.ratios.append(verdict.ratio)
         self.undecided += int(verdict.undecided)
         self.violations += int(verdict.violated)
         self.seconds += seconds
