@@ -30,7 +30,7 @@ from sltcheck.harness.profiles import PROFILES, profile_settings
 from sltcheck.harness.runner import RECORDER, Record, evaluate, property_test
 from sltcheck.harness.search import local_search
 from sltcheck.harness.serialise import decode_instance, encode_instance
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.statements import STATEMENT_MODULES, Instance, load
 
 
 def register(cli: Any) -> None:
@@ -124,7 +124,19 @@ def _check_variant(
                 record.worst_ratio, record.worst_instance = result.ratio, result.instance
                 record.worst_verdict = result.verdict
                 record.violations += int(result.verdict.violated)
-    return _entry(record, default, wall, failure, search)
+    entry = _entry(record, default, wall, failure, search)
+    entry.update(_certify(name, variant, record.worst_instance))
+    return entry
+
+
+def _certify(name: str, variant: str, instance: Instance | None) -> dict[str, object]:
+    """The worst instance's verdict in interval arithmetic, where sltcheck.certified covers it."""
+    from sltcheck import certified
+
+    if instance is None or variant not in certified.supported().get(name, ()):
+        return {}
+    result = certified.as_dict(certified.evaluate(name, instance, variant))
+    return {"certified": result["certified"], "certified_outcome": result["outcome"], "interval": result}
 
 
 def _entry(
