@@ -375,19 +375,7 @@ def required_widths(
 # --- variants and mutants ------------------------------------------------------------------------
 
 
-def _instance_bound(variant: str) -> Callable[[Instance, int | None], Any]:
-    def bound(instance: Instance, dps: int | None) -> Any:
-        target, source = target_of(instance), source_of(instance)
-        if variant in ("tight", "sharp"):
-            a = t9.max_token_norm(np.asarray(instance["X"]), None if dps is None else dps + 10)
-            return chain(target, source, a, dps, variant)["total"]
-        return a_posteriori_bound(target, source, instance["alpha"], dps, variant)
-
-    bound.__name__ = f"bound_{variant}".replace("-", "_")
-    return bound
-
-
-VARIANTS = {name: _instance_bound(name) for name in VARIANT_NAMES}
+VARIANTS = t9.instance_variants(VARIANT_NAMES, target_of, source_of, chain, a_posteriori_bound)
 DEFAULT_VARIANT = "as-proven"
 
 
