@@ -92,8 +92,11 @@ def _chromium() -> str | None:
         if shutil.which(name):
             return shutil.which(name)
     if os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, timeout=900,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", "chromium"]
+        if subprocess.run(install, capture_output=True, timeout=900, env=env).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600, env=env)
+            subprocess.run(install, capture_output=True, timeout=900, env=env)
         return shutil.which("chromium")
     return None
 
