@@ -19,9 +19,11 @@ perturbation (T, T) (row i perturbs the logits of row i), eps_max.
 Variants:
 - ``as-stated`` (default; the statement and the proof agree): the bound above.
 
-Known value: the supremum of the ratio is 1/2, approached for d1 = 1, two
-tokens at +-alpha with equal weights, perturbations +-eps_max and eps_max -> 0
-(then the left side is 2 alpha tanh(eps_max/2) ~ alpha eps_max).
+Known value: the left side never exceeds 2 alpha tanh(eps_max/2), attained by
+two tokens +-alpha u with logits (0, eps_max) (so p_1 = 1/(1 + e^eps_max)) and
+perturbations (+eps_max, -eps_max); proved in :mod:`sltcheck.worst_case`. The
+ratio's supremum is therefore 2 tanh(eps_max/2) / (sqrt(d1) (e^(2 eps_max) - 1)),
+which tends to 1/2 at d1 = 1 as eps_max -> 0.
 
 Evaluation: every row in float64 through the cancellation-free form
 p'_k - p_k = p_k expm1(eps_k - log1p(sum_j p_j expm1(eps_j))); the rows that
