@@ -39,6 +39,8 @@ def _e(value: object) -> str:
 
 
 def _ratio(value: Any) -> str:
+    if value is None:
+        return "—"
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -346,17 +348,30 @@ def _lm_html(result: dict[str, Any]) -> str:
 
 
 def _slack_html(report: dict[str, Any]) -> str:
-    """The "Slack factors" table: each deterministic bound over its exact supremum."""
+    """The "Slack factors" table: each deterministic bound over its exact supremum (or bracket)."""
     rows = report.get("slack") or []
     if not rows:
         return ""
+
+    def supremum(r: dict[str, Any]) -> str:
+        if r.get("kind") == "bracket" and r.get("lower") is not None:
+            return f"{_ratio(r.get('lower'))} … {_ratio(r.get('supremum'))}"
+        return _ratio(r.get("supremum"))
+
+    def slack(r: dict[str, Any]) -> str:
+        ends = r.get("slack_range")
+        if isinstance(ends, list) and len(ends) == 2:
+            return f"{_ratio(ends[0])} … {_ratio(ends[1])}"
+        return _ratio(r.get("slack"))
+
     body = "".join(
         f"<tr><td>{_e(r.get('statement'))}</td><td>{_e(r.get('params'))}</td><td>{_e(r.get('kind'))}</td>"
-        f"<td>{_ratio(r.get('supremum'))}</td><td>{_ratio(r.get('bound'))}</td><td>{_ratio(r.get('slack'))}"
-        f"{'' if not r.get('slack_range') else ' (range ' + _e(r.get('slack_range')) + ')'}</td></tr>"
+        f"<td>{supremum(r)}</td><td>{_ratio(r.get('bound'))}</td><td>{slack(r)}</td></tr>"
         for r in rows)
-    return ("<h2>Slack factors</h2><p>Bound / supremum of the measured side under the statement's assumptions "
-            "(closed-form: proved and attained; bracket: certified upper bound, searched lower bound).</p>"
+    return ("<h2>Slack factors</h2><p>The default bound over the supremum of the measured side under the "
+            "statement's assumptions (closed-form: proved and attained; bracket: best instance found … "
+            "proved upper bound, so the slack lies in the range shown). Derivations: "
+            "<code>sltcheck/worst_case/</code>.</p>"
             "<table><tr><th>statement</th><th>parameters</th><th>kind</th><th>supremum</th><th>bound</th>"
             f"<th>slack</th></tr>{body}</table>")
 

@@ -149,7 +149,7 @@ def test_theorem9_upper_never_exceeded(params):
         assert _t9_random_value(rng, **params) <= upper * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("bad", [dict(statement="theorem11"), dict(statement="lemma8", d1=0),
+@pytest.mark.parametrize("bad", [dict(statement="theorem10"), dict(statement="lemma8", d1=0),
                                  dict(statement="lemma8", eps_max=-1.0), dict(statement="lemma5", eps_max=0.7),
                                  dict(statement="theorem9", d1=4, alpha=1.0), dict(statement="lemma8", foo=1)])
 def test_bad_inputs(bad):
@@ -158,15 +158,16 @@ def test_bad_inputs(bad):
 
 
 def test_slack_table():
-    rows = worst_case.slack_table()
-    assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "theorem9"}
-    assert all(r["slack"] >= 1 for r in rows)
+    rows = worst_case.slack_table(searched=False)
+    assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "theorem9", "theorem11", "theorem14"}
+    assert all(r["slack"] >= 1 - 1e-12 for r in rows)
+    assert all(r["slack_range"] is None or r["slack_range"][0] <= r["slack_range"][1] for r in rows)
 
 
 def test_report_renders_slack_table():
     from sltcheck import report
 
-    rows = worst_case.slack_table()
+    rows = worst_case.slack_table(searched=False)
     built = report.build({"findings": [{"slack": rows, "entries": []}], "synthetic": [], "lm": []})
     assert len(built["slack"]) == len(rows)
     html = report.render(built)

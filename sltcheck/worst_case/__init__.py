@@ -1,0 +1,90 @@
+"""Exact worst cases of the deterministic bounds, and the paper's slack factors.
+
+``supremum(statement, **params)`` returns the supremum of a statement's measured side over
+everything its assumptions allow (given the parameters its bound depends on), an extremal
+instance (a dict usable by ``sltcheck.statements.<measured_by>.measured``), and how the value
+is known: "closed-form" (derived and proved in the statement's module here, attained by the
+instance), or "bracket" (a certified upper bound, proved there, with the best instance found as
+a lower bound). ``slack(statement, **params)`` is bound / supremum for the statement's default
+variant (for a bracket: bound / upper, with ``slack_range`` = [bound / upper, bound / lower]).
+
+One module per statement: :mod:`.lemma8` (Lemma 8 and Lemma 5, closed form),
+:mod:`.theorem9` (closed form on the slices e_QK = 0 and e_VO = 0), :mod:`.lemma12` and
+:mod:`.lemma13` (brackets, searched lower ends), :mod:`.theorem11` (closed form on e_QK = 0),
+:mod:`.theorem14` (bracket).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sltcheck.worst_case import lemma8, lemma12, lemma13, theorem9, theorem11, theorem14
+from sltcheck.worst_case._common import BRACKET, CLOSED, known_params
+
+STATEMENTS = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
+_MODULES = {"lemma12": lemma12, "lemma13": lemma13, "theorem9": theorem9, "theorem11": theorem11,
+            "theorem14": theorem14}
+_SEARCH = ("random_starts", "seed")
+
+lemma8_supremum_value = lemma8.supremum_value
+
+
+def supremum(statement: str, **params: Any) -> dict[str, Any]:
+    """The supremum of ``statement``'s measured side (see the module docstring).
+
+    Returns value, lower, upper, kind ("closed-form" or "bracket"), instance (evaluate it with
+    ``sltcheck.statements.<measured_by>.measured``), bound (the default variant's bound at
+    these parameters), slack (bound / upper) and, for a bracket, slack_range.
+    Parameters per statement: each module's PARAMS (lemma12/13 also take the search's
+    random_starts and seed).
+    """
+    if statement in ("lemma5", "lemma8"):
+        known_params(statement, params, lemma8.PARAMS)
+        return lemma8.supremum(statement, **params)
+    if statement in _MODULES:
+        module = _MODULES[statement]
+        known_params(statement, params, module.PARAMS + (_SEARCH if statement in ("lemma12", "lemma13") else ()))
+        return module.supremum(**params)
+    raise ValueError(f"statement must be one of {', '.join(STATEMENTS)} (worst cases derived here), got {statement!r}")
+
+
+def slack(statement: str, **params: Any) -> float:
+    return float(supremum(statement, **params)["slack"])
+
+
+def _finite(value: Any) -> Any:
+    return value if not isinstance(value, float) or math.isfinite(value) else None
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    row = {"statement": r["statement"], "params": r["params"], "kind": r["kind"], "supremum": r["upper"],
+           "lower": r["lower"], "bound": r["bound"], "slack": r["slack"], "slack_range": r["slack_range"]}
+    return {k: ([_finite(v) for v in value] if isinstance(value, list) and k == "slack_range" else _finite(value))
+            for k, value in row.items()}
+
+
+def slack_table(searched: bool = True) -> list[dict[str, Any]]:
+    """Slack factors over a grid of parameters (the report's "Slack factors" table).
+
+    ``searched=False`` leaves out Lemmas 12 and 13, whose lower ends need a search (~10 s each)."""
+    rows = []
+    for d1 in (1, 4, 16):
+        for eps in (1e-3, 0.1, 0.5):
+            for name in ("lemma8", "lemma5"):
+                rows.append(_row(supremum(name, d1=d1, alpha=math.sqrt(d1), eps_max=eps)))
+    if searched:
+        for name in ("lemma12", "lemma13"):
+            rows.append(_row(supremum(name, H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1)))
+    for d1 in (1, 4):
+        for e_qk, e_vo in ((0.0, 1e-3), (1e-3, 0.0), (1e-3, 1e-3), (1e-2, 1e-2)):
+            rows.append(_row(supremum("theorem9", H=2, d1=d1, d2=d1, e_qk=e_qk, e_vo=e_vo)))
+    for d1 in (1, 2):
+        for e_qk, e_vo, e_fc in ((0.0, 1e-3, 0.0), (0.0, 1e-3, 1e-3), (1e-3, 1e-3, 1e-3)):
+            rows.append(_row(supremum("theorem11", H=2, d1=d1, L=2, e_qk=e_qk, e_vo=e_vo, e_fc=e_fc)))
+    for B in (2, 3):
+        rows.append(_row(supremum("theorem14", H=1, d1=1, L=1, B=B, e_vo=1e-4, e_fc=1e-4)))
+    return rows
+
+
+__all__ = ["BRACKET", "CLOSED", "STATEMENTS", "lemma8_supremum_value", "slack", "slack_table", "supremum"]
