@@ -122,8 +122,14 @@ def test_theorem14_bracket(params):
     c = 2 * (H + 1)
     growth = math.prod(1 + params["d1"] * params.get("e_fc", 0.0) for _ in range(params["L"]))
     c_source = (1 + growth) * (1 + H * (1 + params["d1"] * params["e_vo"]))
-    assert sup["lower"] == pytest.approx(sup["params"]["alpha"] * (c_source**B - c**B), rel=1e-9)
+    ray = w14.ray_instance(H, params["d1"], B, sup["params"]["alpha"], params.get("e_qk", 0.0), params["e_vo"],
+                           sup["params"]["e_fc"])
+    ray_value = float(theorem14.measured(ray, 40))
+    assert ray_value == pytest.approx(sup["params"]["alpha"] * (c_source**B - c**B), rel=1e-9)
     assert sup["lower"] == pytest.approx(float(theorem14.measured(instance, 40)), rel=1e-12)
+    assert ray_value <= sup["lower"] * (1 + 1e-12)
+    if params["d1"] >= 2:  # the swap chain's softmax term beats the ray
+        assert sup["lower"] > 4 * ray_value
     assert sup["lower"] < sup["upper"] == pytest.approx(sup["nominal_upper"], rel=1e-9)
 
 

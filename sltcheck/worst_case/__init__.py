@@ -82,8 +82,8 @@ def slack_table(searched: bool = True) -> list[dict[str, Any]]:
     for d1 in (1, 2):
         for e_qk, e_vo, e_fc in ((0.0, 1e-3, 0.0), (0.0, 1e-3, 1e-3), (1e-3, 1e-3, 1e-3)):
             rows.append(_row(supremum("theorem11", H=2, d1=d1, L=2, e_qk=e_qk, e_vo=e_vo, e_fc=e_fc)))
-    for B in (2, 3):
-        rows.append(_row(supremum("theorem14", H=1, d1=1, L=1, B=B, e_vo=1e-4, e_fc=1e-4)))
+    for d1, B in ((1, 2), (2, 2), (2, 3)):
+        rows.append(_row(supremum("theorem14", H=1, d1=d1, L=1, B=B, e_vo=1e-4, e_fc=1e-4)))
     return rows
 
 

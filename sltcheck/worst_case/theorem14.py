@@ -18,13 +18,22 @@ for inputs x (norm <= beta) and x' (norm <= beta + Delta, not beta: the gap note
 ||(p - p') X|| <= 2 beta tanh(beta Delta + Delta^2 / 2) (tokens X of the target side, norm <= beta),
 ||p' (X - X')|| <= Delta, and the block doubles the residual's change (as in :mod:`sltcheck.worst_case.lemma13`).
 
-Lower bound (an instance on a ray). Every block is Theorem 11's one-token extremal block (W_VO = u u^T,
-FC layers u u^T, source errors along 1 1^T): the whole network acts on the ray of u, block b multiplying the
-target by c = 2 (H + 1) (so beta_b is attained) and the source by c' = (1 + prod (1 + delta_l)) (1 + H (1 + d1 e_VO)),
-and the measured side is alpha (c'^B - c^B). This realises the growth of the errors through the blocks but
-not the softmax term of the Lipschitz step (a single token has no attention to move), which is where the
-upper bound's 2 H beta_b tanh(beta_b Delta_b) comes from; whether a multi-token instance gets near it is
-open, so the bracket is wide: its ratio is about (H + 1) / (2 H beta_b^2 + H + 1) per block after the first.
+Lower bound (the best of two structured families; errors at most the given ones).
+
+- A ray: every block is Theorem 11's one-token extremal block (W_VO = u u^T, FC layers u u^T,
+  source errors along 1 1^T): the network acts on the ray of u, block b multiplying the target by
+  c = 2 (H + 1) (so beta_b is attained) and the source by c' = (1 + prod (1 + delta_l)) (1 + H (1 + d1 e_VO)),
+  and the measured side is alpha (c'^B - c^B). It realises the growth of the errors through the blocks
+  but not the softmax term of the Lipschitz step (one token has no attention to move).
+- A swap chain (d1 >= 2, only e_VO used): tokens +-alpha e_1; block 1 attends mostly to itself
+  (W_Q = W_K = I, d_K = 2) with W_VO = I and S_VO = I + e_VO e_1 e_2^T, so the two tokens leave it
+  moved by opposite multiples of e_2 (tangent to their ray); the later blocks are Lemma 12's swap
+  construction (:mod:`sltcheck.worst_case.lemma12`: W_K the swap of e_1, e_2, so row 1 sits at p = (1/2, 1/2)
+  and its logits move by +-2 beta Delta / sqrt 2), FC layers the identity. This is the softmax term at
+  work: at B = 2 it reaches 4 to 13 times the ray's value, about a quarter of the upper end.
+
+The upper end's beta_b assumes the target grows by 2 (H + 1) per block and the softmax term at that
+beta_b at once; no instance here does both, so the bracket stays wide for B >= 3 (ratio ~1e-3).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import numpy as np
 
 from sltcheck.worst_case import theorem11 as w11
 from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result, tokens
+from sltcheck.worst_case._search import INSIDE, pad
 
 PARAMS = ("H", "d1", "L", "B", "alpha", "e_qk", "e_vo", "e_fc")
 
@@ -83,6 +93,33 @@ def ray_instance(H: int, d1: int, B: int, alpha: float, e_qk: float, e_vo: float
     return t14.make_instance(target, source, tokens(alpha, d1, (1,)), np.ones((1, 1), dtype=np.int8), alpha)
 
 
+def swap_instance(H: int, d1: int, L: int, B: int, alpha: float, e_vo: float, sign: int = 1,
+                  later: str = "swap", self_attention: float = 1.0) -> dict[str, Any]:
+    """The docstring's swap chain (d1 >= 2): blocks after the first use the swap keys ("swap") or
+    self-attention ("self"); ``sign`` flips their value error, ``self_attention`` scales block 1's W_Q."""
+    from sltcheck.statements import theorem14 as t14
+    from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
+
+    identity, swap = np.eye(2) * INSIDE, np.array([[0.0, 1.0], [1.0, 0.0]]) * INSIDE
+    error = np.zeros((2, 2))
+    error[0, 1] = e_vo
+    heads = lambda m, rows, cols: np.repeat(pad(m, rows, cols)[None], H, axis=0)  # noqa: E731
+    W = pad(identity, d1, d1)
+    target_fc = FCWeights(tuple(W for _ in range(L)))
+    source_fc = FCWeights(tuple(m for _ in range(L) for m in w11.single_input_pair(W, W, W)))
+    targets, sources = [], []
+    for b in range(B):
+        W_Q, W_K = (identity * self_attention, identity) if b == 0 or later == "self" else (identity, swap)
+        S_V, S_O = np.hstack([identity, np.eye(2)]), np.vstack([identity, (sign if b else 1) * error])
+        q, k = heads(W_Q, d1, 2), heads(W_K, d1, 2)
+        targets.append(BlockWeights(MHAWeights(q, k, heads(identity, d1, 2), heads(identity, 2, d1)), target_fc))
+        sources.append(BlockWeights(MHAWeights(q, k, heads(S_V, d1, 4), heads(S_O, 4, d1)), source_fc))
+    X = np.zeros((2, d1))
+    X[0, 0], X[1, 0] = alpha * INSIDE, -alpha * INSIDE
+    return t14.make_instance(TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X,
+                             np.ones((2, 2), dtype=np.int8), alpha)
+
+
 def supremum(H: int = 1, d1: int = 1, L: int = 1, B: int = 2, alpha: float | None = None, e_qk: float = 0.0,
              e_vo: float = 0.0, e_fc: float | Sequence[float] = 0.0) -> dict[str, Any]:
     from sltcheck import assumptions
@@ -93,11 +130,18 @@ def supremum(H: int = 1, d1: int = 1, L: int = 1, B: int = 2, alpha: float | Non
         raise ValueError(f"B must be an integer >= 2 (Theorem 14 assumes B >= 2), got {B!r}")
     alpha = alpha_for(d1, d1, alpha)
     e_qk, e_vo, errors = nonneg("e_qk", e_qk), nonneg("e_vo", e_vo), w11.fc_errors(L, e_fc)
-    instance = ray_instance(H, d1, B, alpha, e_qk, e_vo, errors)
+    ray = ray_instance(H, d1, B, alpha, e_qk, e_vo, errors)
+    candidates = [ray]
+    if d1 >= 2 and e_vo > 0:
+        candidates += [swap_instance(H, d1, L, B, alpha, e_vo, sign, later, scale)
+                       for later in ("swap", "self") for sign in (1, -1) for scale in (1.0, 0.5, 0.0)]
+    instance = max(candidates, key=lambda i: float(t14.measured(i, None)))
     assumptions.require("theorem14", instance)
     lower = float(t14.measured(instance, 30))
-    bound = float(t14.VARIANTS[t14.DEFAULT_VARIANT](instance, 30))
-    out = result("theorem14", BRACKET, lower, float(upper_of(instance)), instance, bound,
+    # the bound and the upper end at the ray's achieved errors: the given ones up to rounding (the swap
+    # chain leaves some errors at 0, which would understate both)
+    bound = float(t14.VARIANTS[t14.DEFAULT_VARIANT](ray, 30))
+    out = result("theorem14", BRACKET, lower, float(upper_of(ray)), instance, bound,
                  {"H": H, "d1": d1, "L": L, "B": B, "alpha": alpha, "e_qk": e_qk, "e_vo": e_vo, "e_fc": errors})
     out["nominal_upper"] = upper(H, d1, B, alpha, e_qk, e_vo, errors)
     return out
