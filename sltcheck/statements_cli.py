@@ -16,6 +16,7 @@ mutants refuted with their shrunk counterexamples.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from pathlib import Path
@@ -163,16 +164,22 @@ def _entry(
     }
 
 
+@functools.cache
+def _slack_rows() -> list[dict[str, object]]:
+    """The slack table, computed once per process (~15 s: Lemmas 12/13 need a search)."""
+    from sltcheck.worst_case import slack_table
+
+    return slack_table()
+
+
 def _write(
     out: Path,
     findings: list[dict[str, object]],
     mutants: list[dict[str, object]],
     args: argparse.Namespace,
 ) -> None:
-    from sltcheck.worst_case import slack_table
-
     data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants,
-            "slack": slack_table()}
+            "slack": _slack_rows()}
     (out / "findings.json").write_text(json.dumps(data, indent=1))
 
 

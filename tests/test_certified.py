@@ -7,11 +7,17 @@ import numpy as np
 import pytest
 from mpmath import iv
 
-from sltcheck import certified, precision, reference, worst_case
+from sltcheck import certified, precision, reference
+from sltcheck.statements import load
 from sltcheck.verdict import decide
+from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 lemma8 = pytest.importorskip("sltcheck.statements.lemma8")
 t9 = pytest.importorskip("sltcheck.statements.theorem9")
+t11 = pytest.importorskip("sltcheck.statements.theorem11")
+t14 = pytest.importorskip("sltcheck.statements.theorem14")
+
+DPS = 30
 
 
 def test_decide_interval():
@@ -39,6 +45,61 @@ def test_interval_mode_encloses_and_leaves_point_mode_alone():
     assert reference.masked_softmax(logits, mask, 30)[0, 0].__class__ is mpmath.mpf
 
 
+def test_relu_and_expm1_enclosures():
+    with precision.interval_arithmetic(DPS):
+        assert certified.ends(certified.relu(iv.mpf([-1, 2]))) == (0, 2)
+        assert certified.ends(certified.relu(iv.mpf([-2, -1]))) == (0, 0)
+        assert certified.ends(certified.relu(iv.mpf([0.5, 1]))) == (0.5, 1)
+        tiny = certified.expm1(iv.mpf(1e-20))  # no cancellation: full precision
+        assert certified.width_digits(tiny) > DPS - 2
+        for x in (1e-20, 0.3, -2.0, 50.0):
+            lo, hi = certified.ends(certified.expm1(iv.mpf(x)))
+            with mpmath.workdps(60):
+                assert lo <= mpmath.expm1(x) <= hi
+        # above theorem9.HUGE_EXPONENT the chains use a power of two; the enclosure holds it
+        huge = 2.5e4
+        lo, hi = certified.ends(certified.chain_expm1(iv.mpf(huge)))
+    assert lo <= t9.expm1(mpmath.mpf(huge), DPS) <= hi and lo > 0
+
+
+def test_fc_and_block_enclose_the_reference():
+    rng = np.random.default_rng(3)
+    layers = FCWeights(tuple(rng.normal(size=(2, 2)) for _ in range(3)))
+    x = rng.normal(size=(3, 2))
+    weights = BlockWeights(_mha_weights(rng, 2, 2), layers)
+    mask = np.tril(np.ones((3, 3)))
+    with precision.interval_arithmetic(DPS):
+        enclosures = [certified.fc(x, layers.layers), certified.block(x, mask, weights)]
+    references = [reference.fc(x, layers, 60), reference.block(x, mask, weights, 60)]
+    for enclosure, exact in zip(enclosures, references, strict=True):
+        for a, b in zip(enclosure.flat, exact.flat, strict=True):
+            lo, hi = certified.ends(a)
+            with mpmath.workdps(60):
+                assert lo <= b <= hi
+
+
+# --- instances ------------------------------------------------------------------------------------
+
+
+def _spec(rng: np.random.Generator, rows: int, cols: int, norm: float = 0.9) -> np.ndarray:
+    m = rng.uniform(-1, 1, (rows, cols))
+    return m / np.linalg.norm(m, 2) * norm
+
+
+def _tokens(rng: np.random.Generator, T: int, d: int, alpha: float, inside: float = 0.95) -> np.ndarray:
+    X = rng.normal(size=(T, d))
+    return X * (alpha * rng.uniform(0.5, inside, (T, 1)) / np.linalg.norm(X, axis=1, keepdims=True))
+
+
+def _mha_weights(rng: np.random.Generator, H: int, d: int, dk: int = 2) -> MHAWeights:
+    shapes = ((d, dk), (d, dk), (d, dk), (dk, d))
+    return MHAWeights(*(np.stack([_spec(rng, *shape) for _ in range(H)]) for shape in shapes))
+
+
+def _alpha(rng: np.random.Generator, d: int) -> float:
+    return float(rng.uniform(np.sqrt(d), 2 * np.sqrt(d)))
+
+
 def _random_lemma8(rng: np.random.Generator, T: int = 3, d1: int = 2) -> dict:
     alpha = float(rng.uniform(0.5, 2))
     X = rng.normal(size=(T, d1))
@@ -48,75 +109,339 @@ def _random_lemma8(rng: np.random.Generator, T: int = 3, d1: int = 2) -> dict:
             "perturbation": rng.uniform(-e, e, (T, T)), "eps_max": e}
 
 
+def _lemma8_extremal(d1: int, alpha: float, eps_max: float) -> dict:
+    """Lemma 8's extremal instance: tokens +-alpha u, logits (0, eps), perturbations (+eps, -eps)."""
+    u = np.full(d1, 1 / np.sqrt(d1)) * (1 - 2.0**-50)  # norm <= 1 despite rounding
+    return {"alpha": alpha, "d1": d1, "X": np.array([alpha * u, -alpha * u]),
+            "logits": np.array([[0.0, eps_max]] * 2), "mask": np.ones((2, 2), np.int8),
+            "perturbation": np.array([[eps_max, -eps_max]] * 2), "eps_max": eps_max}
+
+
+def _random_lipschitz(rng: np.random.Generator, T: int = 3, d: int = 2, H: int = 2, L: int = 0) -> dict:
+    """Lemma 12 (L = 0) or Lemma 13 (L FC layers): tokens and perturbed tokens inside the alpha-ball."""
+    alpha = _alpha(rng, d)
+    X = _tokens(rng, T, d, alpha, inside=0.8)
+    e = float(rng.uniform(0.001, 0.1)) * alpha
+    step = rng.normal(size=(T, d))
+    Xp = X + step * (e * rng.uniform(0.5, 0.99, (T, 1)) / np.linalg.norm(step, axis=1, keepdims=True))
+    w = _mha_weights(rng, H, d)
+    inst = {"alpha": alpha, "d1": d, "d2": d, "X": X, "X_perturbed": Xp, "mask": np.tril(np.ones((T, T), np.int8)),
+            "W_Q": w.W_Q, "W_K": w.W_K, "W_V": w.W_V, "W_O": w.W_O, "eps_max": e}
+    if L:
+        inst["fc_layers"] = tuple(_spec(rng, d, d) for _ in range(L))
+    return inst
+
+
+def _lipschitz_edge(alpha: float, eps_max: float, L: int = 0) -> dict:
+    """d = H = 1, every weight 1, tokens +-alpha (both attended), the first moved by eps_max towards 0."""
+    one = np.ones((1, 1, 1))
+    X = np.array([[alpha], [-alpha]])
+    inst = {"alpha": alpha, "d1": 1, "d2": 1, "X": X, "X_perturbed": X + np.array([[-eps_max], [0.0]]),
+            "mask": np.ones((2, 2), np.int8), "W_Q": one, "W_K": one, "W_V": one, "W_O": one, "eps_max": eps_max}
+    if L:
+        inst["fc_layers"] = tuple(np.ones((1, 1)) for _ in range(L))
+    return inst
+
+
+def _fc_source(rng: np.random.Generator, layers: tuple, noise: float, structured: bool = True) -> tuple:
+    """2L source layers: single-input pairs computing (W + E+) ReLU(x) - (W + E-) ReLU(-x), or dense ones."""
+    out: list[np.ndarray] = []
+    for W in layers:
+        d_out, d_in = W.shape
+        if not structured:
+            out += [rng.normal(size=(2 * d_in, d_in)), 0.1 * rng.normal(size=(d_out, 2 * d_in))]
+            continue
+        c1, c2 = rng.uniform(0.5, 2, d_in), rng.uniform(0.5, 2, d_in)
+        E1, E2 = (rng.uniform(-noise, noise, W.shape) for _ in range(2))
+        out += [np.concatenate([np.diag(c1), -np.diag(c2)]), np.concatenate([(W + E1) / c1, -(W + E2) / c2], axis=1)]
+    return tuple(out)
+
+
+def _block_pair(rng: np.random.Generator, H: int, d: int, L: int, noise: float,
+                structured: bool = True) -> tuple[BlockWeights, BlockWeights]:
+    attention = _mha_weights(rng, H, d)
+    layers = tuple(_spec(rng, d, d) for _ in range(L))
+    source = MHAWeights(*(w + rng.uniform(-noise, noise, w.shape) for w in attention.tensors()))
+    return (BlockWeights(attention, FCWeights(layers)),
+            BlockWeights(source, FCWeights(_fc_source(rng, layers, noise, structured))))
+
+
+def _random_t11(rng: np.random.Generator, T: int = 3, d: int = 2, H: int = 2, L: int = 2, noise: float = 1e-3,
+                structured: bool = True) -> dict:
+    alpha = _alpha(rng, d)
+    target, source = _block_pair(rng, H, d, L, noise, structured)
+    return t11.make_instance(target, source, _tokens(rng, T, d, alpha), np.tril(np.ones((T, T), np.int8)), alpha)
+
+
+def _random_t14(rng: np.random.Generator, B: int = 2, T: int = 2, d: int = 2, H: int = 1, L: int = 1,
+                noise: float = 1e-3, structured: bool = True) -> dict:
+    alpha = _alpha(rng, d)
+    pairs = [_block_pair(rng, H, d, L, noise, structured) for _ in range(B)]
+    target, source = (TransformerWeights(tuple(p[k] for p in pairs)) for k in (0, 1))
+    return t14.make_instance(target, source, _tokens(rng, T, d, alpha), np.tril(np.ones((T, T), np.int8)), alpha)
+
+
+def _scalar_block(W_O: float, S_O: float, fc_exact: bool = True) -> tuple[BlockWeights, BlockWeights]:
+    """d = H = L = 1: every target weight 1; the source reproduces W_Q, W_K, W_V, has W_O -> S_O, and
+    an FC pair A_2 ReLU(A_1 z) = ReLU(z) - ReLU(-z) = z reproducing W = 1 exactly (zero error)."""
+    one = np.ones((1, 1, 1))
+    target = BlockWeights(MHAWeights(one, one, one, one * W_O), FCWeights((np.ones((1, 1)),)))
+    fc = (np.array([[1.0], [-1.0]]), np.array([[1.0, -1.0 if fc_exact else -1.5]]))
+    return target, BlockWeights(MHAWeights(one, one, one, one * S_O), FCWeights(fc))
+
+
+# --- agreement with the point verdicts ------------------------------------------------------------
+
+
+def _point_bound(statement: str, variant: str):  # noqa: ANN202
+    module = load(statement)
+    if variant in module.VARIANTS:
+        return module.VARIANTS[variant]
+    return next(m.bound for m in module.MUTANTS if m.name == variant)
+
+
+def _agrees(statement: str, inst: dict, variant: str) -> str:
+    """Point measured and bound lie in their enclosures; far from the bound the verdicts agree."""
+    module = load(statement)
+    # The ambient precision matters to a few module steps taken outside their working_precision
+    # (lemma8's sqrt(d1), theorem14.eps_star's final products): they run at mpmath's default 53 bits
+    # unless the caller sets it. At DPS digits they are what the modules mean.
+    with mpmath.workdps(DPS):
+        point = decide(module.measured(inst, DPS), _point_bound(statement, variant)(inst, DPS), DPS)
+    result = certified.evaluate(statement, inst, variant, dps=DPS)
+    assert result["reason"] is None
+    with mpmath.workdps(60):
+        for value, enclosure in ((point.measured, result["measured"]), (point.bound, result["bound"])):
+            lo, hi = certified.ends(enclosure)
+            slack = mpmath.mpf(10) ** -25 * abs(value)
+            assert lo - slack <= value <= hi + slack, (variant, value, lo, hi)
+    if abs(point.ratio - 1) > 0.01:
+        assert result["outcome"] == ("holds" if point.holds else "violated"), (variant, point.ratio)
+        assert result["certified"]
+    return result["outcome"]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lemma8_agrees_with_point_verdicts(seed):
-    rng = np.random.default_rng(seed)
-    inst = _random_lemma8(rng)
-    for variant, bound in (("as-stated", lemma8.VARIANTS["as-stated"]),
-                           ("exponent-quartered", lemma8.MUTANTS[0].bound)):
-        point = decide(lemma8.measured(inst, 40), bound(inst, 40), 40)
-        result = certified.evaluate("lemma8", inst, variant, dps=40)
-        lo, hi = certified.ends(result["measured"])
-        assert lo <= point.measured <= hi
-        if abs(point.ratio - 1) > 0.01:
-            assert result["outcome"] == ("holds" if point.holds else "violated")
+    inst = _random_lemma8(np.random.default_rng(seed))
+    for variant in ("as-stated", "exponent-quartered"):
+        _agrees("lemma8", inst, variant)
 
 
 def test_lemma8_extremal_instance_certified():
-    sup = worst_case.supremum("lemma8", d1=2, alpha=1.5, eps_max=0.2)
-    assert certified.evaluate("lemma8", sup["instance"])["outcome"] == "holds"
+    inst = _lemma8_extremal(2, 1.5, 0.2)
+    assert certified.evaluate("lemma8", inst)["outcome"] == "holds"
     # the quartered exponent is refuted with a certificate at the extremal point
-    assert certified.evaluate("lemma8", sup["instance"], "exponent-quartered")["outcome"] == "violated"
+    assert certified.evaluate("lemma8", inst, "exponent-quartered")["outcome"] == "violated"
 
 
-def _random_t9(rng: np.random.Generator, H=1, d1=2, d2=2, dk=2, n=3, noise=1e-3) -> dict:
-    from sltcheck.weights import MHAWeights
+def test_blurred_enclosures_are_refined():
+    """eps_max = 1e-30: the softmax difference cancels 30 digits, so at dps 30 the measured
+    enclosure is blurred; evaluated again at 60 digits both verdicts are certified."""
+    inst = _lemma8_extremal(2, 1.5, 1e-30)
+    blurred = certified.evaluate("lemma8", inst, "exponent-quartered", max_dps=30)
+    assert blurred["outcome"] == "undecided" and blurred["work_dps"] == 30
+    refined = certified.evaluate("lemma8", inst, "exponent-quartered")  # ratio ~2: refuted
+    assert refined["outcome"] == "violated" and refined["dps"] == 30 < refined["work_dps"] <= certified.MAX_DPS
+    assert certified.evaluate("lemma8", inst)["outcome"] == "holds"
+    for variant in ("exponent-quartered", "as-stated"):
+        _agrees("lemma8", inst, variant)
 
-    def spec1(*shape):
-        m = rng.uniform(-1, 1, shape)
-        return m / max(1.0, np.linalg.norm(m, 2)) * 0.9
 
-    target = MHAWeights(np.stack([spec1(d1, dk) for _ in range(H)]), np.stack([spec1(d1, dk) for _ in range(H)]),
-                        np.stack([spec1(d1, dk) for _ in range(H)]), np.stack([spec1(dk, d2) for _ in range(H)]))
-    # a source with n_K = n_V = dk that is the target plus noise (any pruned source will do)
-    scale = (dk / dk) ** 0.25
-    source = MHAWeights(*(w * scale + rng.uniform(-noise, noise, w.shape) for w in target.tensors()))
-    alpha = 2.0
-    X = rng.normal(size=(3, d1))
-    X *= alpha * 0.95 / np.linalg.norm(X, axis=1, keepdims=True)
-    return t9.make_instance(target, source, X, np.tril(np.ones((3, 3), np.int8)), alpha)
+@pytest.mark.parametrize("seed", range(4))
+def test_lemma5_agrees_with_point_verdicts(seed):
+    inst = _random_lemma8(np.random.default_rng(seed))  # eps_max <= 1/2: a Lemma 5 instance too
+    for variant in ("as-stated", "via-lemma8", "quadratic"):
+        _agrees("lemma5", inst, variant)
+
+
+def test_lemma5_quadratic_mutant_refuted_with_a_certificate():
+    inst = _lemma8_extremal(2, 1.5, 0.1)  # measured = 2 alpha tanh(0.05) > 4 sqrt(2) alpha 0.01
+    assert _agrees("lemma5", inst, "quadratic") == "violated"
+    assert certified.evaluate("lemma5", inst)["outcome"] == "holds"  # default: as-stated
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lemma12_agrees_with_point_verdicts(seed):
+    inst = _random_lipschitz(np.random.default_rng(seed))
+    for variant in ("as-stated", "key-scaled", "value-term-only"):
+        _agrees("lemma12", inst, variant)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lemma13_agrees_with_point_verdicts(seed):
+    inst = _random_lipschitz(np.random.default_rng(seed), L=2)
+    for variant in ("as-proven", "as-stated", "as-stated-eighth"):
+        _agrees("lemma13", inst, variant)
+
+
+def test_lipschitz_mutants_refuted_with_a_certificate():
+    assert _agrees("lemma12", _lipschitz_edge(3.0, 0.01), "value-term-only") == "violated"  # ratio ~3
+    assert _agrees("lemma12", _lipschitz_edge(3.0, 0.01), "as-stated") == "holds"
+    assert _agrees("lemma13", _lipschitz_edge(1.0, 0.01, L=1), "as-stated-eighth") == "violated"  # ratio ~6
+    assert _agrees("lemma13", _lipschitz_edge(1.0, 0.01, L=1), "as-proven") == "holds"
+
+
+@pytest.mark.parametrize("statement", ["lemma12", "lemma13"])
+def test_lipschitz_undecided_on_the_bound(statement):
+    """For eps_max > 0 no instance attains these bounds: per head the softmax part is at most
+    2 alpha tanh(alpha eps_max) (Lemma 8's supremum at logit perturbation 2 alpha eps_max), strictly
+    below alpha (exp(4 alpha eps_max) - 1), and the value part at most eps_max <= sqrt(d1) eps_max
+    (Lemma 13 as proven: twice that plus 2 eps_max). The only instances on the bound are those with
+    X' = X: measured = bound = 0, which intervals cannot prove (the two evaluations of the same rows
+    leave a difference enclosure [0, width])."""
+    inst = _random_lipschitz(np.random.default_rng(7), L=0 if statement == "lemma12" else 2)
+    inst["X_perturbed"], inst["eps_max"] = inst["X"].copy(), 0.0
+    result = certified.evaluate(statement, inst)
+    assert certified.ends(result["bound"]) == (0, 0)
+    assert result["outcome"] == "undecided" and not result["certified"]
+    # and a bound enclosure around the measured value itself decides nothing
+    inst = _random_lipschitz(np.random.default_rng(8), L=0 if statement == "lemma12" else 2)
+    m = certified.evaluate(statement, inst)["measured"]
+    point = load(statement).measured(inst, DPS)
+    with mpmath.workdps(60):
+        around = (point * (1 - mpmath.mpf(10) ** -40), point * (1 + mpmath.mpf(10) ** -40))
+    assert certified.decide_interval(m, around) == "undecided"
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_theorem9_agrees_with_point_verdicts(seed):
     rng = np.random.default_rng(seed)
-    inst = _random_t9(rng)
+    target = _mha_weights(rng, 1, 2)
+    source = MHAWeights(*(w + rng.uniform(-1e-3, 1e-3, w.shape) for w in target.tensors()))
+    inst = t9.make_instance(target, source, _tokens(rng, 3, 2, 2.0), np.tril(np.ones((3, 3), np.int8)), 2.0)
     for variant in ("as-proven", "as-stated"):
-        point = decide(t9.measured(inst, 30), t9.VARIANTS[variant](inst, 30), 30)
-        result = certified.evaluate("theorem9", inst, variant, dps=30)
-        blo, bhi = certified.ends(result["bound"])
-        with mpmath.workdps(60):
-            slack = mpmath.mpf(10) ** -25 * point.bound
-            assert blo - slack <= point.bound <= bhi + slack
-        if abs(point.ratio - 1) > 0.01:
-            assert result["outcome"] == ("holds" if point.holds else "violated")
-            assert result["certified"]
+        _agrees("theorem9", inst, variant)
 
 
 def test_undecided_on_an_instance_sitting_on_the_bound():
-    """d1 = d2 = H = 1, one token of norm alpha, W_QK reproduced exactly, only W_VO perturbed:
-    measured = alpha |dW_VO| = the as-proven bound, as real numbers."""
-    sup = worst_case.supremum("theorem9", H=1, d1=1, d2=1, alpha=1.0, e_qk=0.0, e_vo=0.01)
-    inst = sup["instance"]
+    """d1 = d2 = H = 1, one token of norm alpha, W_QK reproduced exactly (all zero), only W_VO
+    perturbed (0 -> e): measured = alpha e = the as-proven bound, as real numbers."""
+    # alpha and e with full mantissas, so that the products round and the enclosures have width
+    # (with alpha = 1, e = 0.01 both sides are computed exactly and equality is proved: "holds")
+    alpha, e = 1.2345678901234567, np.full((1, 1, 1), 0.0123456789)
+    zero = np.zeros((1, 1, 1))
+    target, source = MHAWeights(zero, zero, zero, zero), MHAWeights(zero, zero, e, np.ones((1, 1, 1)))
+    inst = t9.make_instance(target, source, np.array([[alpha]]), np.ones((1, 1), np.int8), alpha)
     result = certified.evaluate("theorem9", inst, "as-proven", dps=40)
     assert result["outcome"] == "undecided" and not result["certified"]
     point = decide(t9.measured(inst, 40), t9.VARIANTS["as-proven"](inst, 40), 40)
     assert point.undecided or abs(point.ratio - 1) < 1e-30
 
 
+T11_VARIANTS = ("as-proven", "theorem10-literal", "theorem10-scaled", "as-stated",
+                "half", "single-attention-term", "no-fc-term", "fc-input-alpha")
+
+
+@pytest.mark.parametrize(("seed", "noise"), [(0, 1e-3), (1, 1e-3), (2, 1e-8)])
+def test_theorem11_agrees_with_point_verdicts(seed, noise):
+    """noise 1e-8: eps* < 1, so ``as-stated`` is eps* itself rather than the as-proven fallback."""
+    inst = _random_t11(np.random.default_rng(seed), noise=noise)
+    for variant in T11_VARIANTS:
+        _agrees("theorem11", inst, variant)
+    star = t11.eps_star(t11.target_of(inst), t11.source_of(inst), inst["alpha"], DPS)
+    assert (star < 1) == (noise < 1e-6)
+
+
+def test_theorem11_undecided_on_an_instance_sitting_on_the_bound():
+    """d1 = H = L = 1, one token x = alpha, W_QK reproduced exactly, W_VO: 1 -> 1 + e, the FC pair
+    reproducing W = 1 exactly. Then z' - z = alpha dW_VO, F_S = F_T = identity, so measured =
+    |(1 + W)(z' - z)| = 2 alpha e; the chain: A = alpha e (e_QK = 0, so the softmax term is 0),
+    the FC term is delta (r + 0) = 0 (e_l = 0), total = 0 + A + A = 2 alpha e: equal as real numbers."""
+    alpha, e = 1.2345678901234567, 0.0123456789
+    target, source = _scalar_block(1.0, 1.0 + e)
+    inst = t11.make_instance(target, source, np.array([[alpha]]), np.ones((1, 1), np.int8), alpha)
+    result = certified.evaluate("theorem11", inst, dps=40)  # default: as-proven
+    assert result["variant"] == "as-proven"
+    assert result["outcome"] == "undecided" and not result["certified"]
+    point = decide(t11.measured(inst, 40), t11.VARIANTS["as-proven"](inst, 40), 40)
+    assert point.undecided or abs(point.ratio - 1) < 1e-30
+    # the halved bound is refuted with a certificate; eps* = 8 alpha e < 1 holds with one
+    assert _agrees("theorem11", inst, "half") == "violated"
+    assert _agrees("theorem11", inst, "as-stated") == "holds"
+
+
+@pytest.mark.parametrize("statement", ["theorem11", "theorem14"])
+def test_spectral_fc_pairs_are_undecided_with_a_reason(statement):
+    rng = np.random.default_rng(5)
+    if statement == "theorem11":
+        inst, variants = _random_t11(rng, structured=False), T11_VARIANTS
+    else:
+        inst, variants = _random_t14(rng, structured=False), T14_VARIANTS
+    for variant in variants:
+        result = certified.evaluate(statement, inst, variant)
+        assert result["outcome"] == "undecided" and not result["certified"]
+        assert "single-input" in result["reason"] and result["bound"] is None
+        dumped = certified.as_dict(result)
+        assert dumped["bound_interval"] is None and dumped["measured_interval"] is not None
+
+
+T14_VARIANTS = ("as-proven", "lemma13-as-stated", "as-stated", "last-block-only", "lipschitz-one", "constant-betas")
+
+
+@pytest.mark.parametrize(("seed", "noise"), [(0, 1e-3), (1, 1e-3), (2, 1e-11)])
+def test_theorem14_agrees_with_point_verdicts(seed, noise):
+    """noise 1e-11: eps* < 1, so ``as-stated`` is eps* itself rather than the as-proven fallback."""
+    inst = _random_t14(np.random.default_rng(seed), noise=noise, H=2 if seed == 1 else 1)
+    for variant in T14_VARIANTS:
+        _agrees("theorem14", inst, variant)
+    star = t14.eps_star(t14.target_of(inst), t14.source_of(inst), inst["alpha"], DPS)
+    assert (star < 1) == (noise < 1e-6)
+
+
+@pytest.mark.parametrize(("B", "bits"), [(2, 10**6), (3, t9.VACUOUS_BITS)], ids=["power-of-two", "capped"])
+def test_theorem14_astronomical_bounds_enclosed(B, bits):
+    """Large source errors: Lemma 13's exp(4 beta Delta) overflows theorem9.HUGE_EXPONENT and the chain
+    uses theorem9.expm1's power of two (at B = 3 capped at 2^VACUOUS_BITS); the enclosure holds it."""
+    inst = _random_t14(np.random.default_rng(0), B=B, H=2, noise=0.3)
+    result = certified.evaluate("theorem14", inst)
+    point = t14.VARIANTS["as-proven"](inst, DPS)
+    lo, hi = certified.ends(result["bound"])
+    with mpmath.workdps(DPS):
+        assert lo <= point <= hi and mpmath.log(point, 2) > 0.99 * bits
+    assert result["outcome"] == "holds"
+
+
+def _t14_scalar(first_S_O: float, second_S_O: float) -> dict:
+    """B = 2 scalar blocks (``_scalar_block``), two tokens (so the softmax rounds) of norm <= 1.5."""
+    blocks = [_scalar_block(1.0, first_S_O), _scalar_block(1.0, second_S_O)]
+    target, source = (TransformerWeights(tuple(b[k] for b in blocks)) for k in (0, 1))
+    return t14.make_instance(target, source, np.array([[1.5], [-0.7]]), np.ones((2, 2), np.int8), 1.5)
+
+
+def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
+    """No instance with a source error attains the as-proven bound: Lemma 13's term is strict once
+    Delta_b > 0, and block b >= 2's Theorem 11 term is taken at alpha_b >= 2 beta_b while its tokens
+    have norm <= beta_b + Delta_b (the chain grows with its token bound when the block errs). The
+    exact source sits on it: measured = bound = 0, which intervals cannot prove (the source FC pair
+    computes the same real numbers through different operations)."""
+    # block 1 errs, block 2 is exact: the last block's Theorem 11 term alone (0) is refuted
+    assert _agrees("theorem14", _t14_scalar(1.01, 1.0), "last-block-only") == "violated"
+    assert _agrees("theorem14", _t14_scalar(1.01, 1.0), "as-proven") == "holds"
+    exact = _t14_scalar(1.0, 1.0)
+    result = certified.evaluate("theorem14", exact)
+    assert certified.ends(result["bound"]) == (0, 0)
+    assert result["outcome"] == "undecided" and not result["certified"]
+    # a bound enclosure around the measured value itself decides nothing
+    inst = _random_t14(np.random.default_rng(4))
+    m = certified.evaluate("theorem14", inst)["measured"]
+    point = t14.measured(inst, DPS)
+    with mpmath.workdps(60):
+        around = (point * (1 - mpmath.mpf(10) ** -40), point * (1 + mpmath.mpf(10) ** -40))
+    assert certified.decide_interval(m, around) == "undecided"
+
+
 def test_unsupported():
     with pytest.raises(ValueError, match="statement"):
-        certified.evaluate("theorem11", {}, None)
+        certified.evaluate("lemma2", {}, None)
     with pytest.raises(ValueError, match="variant"):
         certified.evaluate("lemma8", {}, "tight")
-    assert "as-proven" in certified.supported()["theorem9"]
+    with pytest.raises(ValueError, match="variant"):
+        certified.evaluate("theorem11", {}, "sharp")
+    covered = certified.supported()
+    assert "as-proven" in covered["theorem9"]
+    for statement in ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14"):
+        module = load(statement)
+        assert module.DEFAULT_VARIANT in covered[statement]
+        assert all(name in module.VARIANTS or name in {m.name for m in module.MUTANTS} for name in covered[statement])
+        assert not {"tight", "sharp"} & set(covered[statement])

@@ -56,14 +56,18 @@ def output_shift(instance: Instance, dps: int | None, *, with_block: bool) -> ob
     w = target(instance)
     if with_block:
         weights = BlockWeights(w, fc(instance))
-        scores = np.linalg.norm(
-            reference.block(X, mask, weights) - reference.block(Xp, mask, weights), axis=1
-        )
+        at_x, at_xp = reference.block(X, mask, weights), reference.block(Xp, mask, weights)
     else:
-        scores = np.linalg.norm(reference.mha(X, mask, w) - reference.mha(Xp, mask, w), axis=1)
+        at_x, at_xp = reference.mha(X, mask, w), reference.mha(Xp, mask, w)
+    scores = np.linalg.norm(at_x - at_xp, axis=1)
     if dps is None:
         return float(scores.max())
-    rows = deciding_rows(scores)
+    if np.array_equal(X, Xp):
+        return mpmath.mpf(0)
+    # the scores difference two rounded outputs: where they are at rounding-noise level they
+    # cannot tell which rows hold the max, so every row goes to mpmath
+    noise = 1e-12 * max(1.0, float(np.abs(at_x).max(initial=0.0)))
+    rows = deciding_rows(scores) if scores.max(initial=0.0) > noise else np.arange(len(X))
     alpha, eps = float(instance["alpha"]), float(instance["eps_max"])  # type: ignore[arg-type]
     lost = min(400, max(0, math.ceil(math.log10(alpha) - math.log10(eps)))) if eps > 0 else 0
     work = dps + lost + 5

@@ -137,8 +137,8 @@ def _bound(factor: float, exponent: float, root: bool = True):  # noqa: ANN202
     def bound(instance: Instance, dps: int | None) -> object:
         d1, alpha = scalar(instance["d1"], dps), scalar(instance["alpha"], dps)
         eps_max = scalar(instance["eps_max"], dps)
-        root_d1 = (math.sqrt(d1) if dps is None else mpmath.sqrt(d1)) if root else 1  # type: ignore[arg-type]
-        with precision.working_precision(dps):
+        with precision.working_precision(dps):  # sqrt(d1) too: at mpmath's default 53 bits otherwise
+            root_d1 = (math.sqrt(d1) if dps is None else mpmath.sqrt(d1)) if root else 1  # type: ignore[arg-type]
             return factor * root_d1 * alpha * expm1(exponent * eps_max, dps)  # type: ignore[operator]
 
     return bound

@@ -281,10 +281,11 @@ def eps_star(
     B, H, d1 = len(target.blocks), target.blocks[0].attention.heads, target.blocks[0].attention.d_in
     beta, K = betas(alpha, H, d1, B, dps), block_factors(alpha, H, d1, B, dps)
     stars = []
-    for b, (tgt, src) in enumerate(zip(target.blocks, pruned_source.blocks, strict=True)):
-        alpha_b = beta[0] if b == 0 else 2 * beta[b]
-        stars.append(K[b] * t11.eps_star(tgt, src, alpha_b, dps))
-    return t9.rounded(max(stars), dps)
+    with precision.working_precision(dps):  # the products below at dps, not mpmath's default 53 bits
+        for b, (tgt, src) in enumerate(zip(target.blocks, pruned_source.blocks, strict=True)):
+            alpha_b = beta[0] if b == 0 else 2 * beta[b]
+            stars.append(K[b] * t11.eps_star(tgt, src, alpha_b, dps))
+        return t9.rounded(max(stars), dps)
 
 
 def a_posteriori_bound(
