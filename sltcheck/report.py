@@ -358,6 +358,13 @@ def _slack_html(report: dict[str, Any]) -> str:
             return f"{_ratio(r.get('lower'))} … {_ratio(r.get('supremum'))}"
         return _ratio(r.get("supremum"))
 
+    def params(r: dict[str, Any]) -> str:
+        given = r.get("params")
+        if not isinstance(given, dict):
+            return _e(given)
+        shown = lambda v: ", ".join(_ratio(x) for x in v) if isinstance(v, list) else _ratio(v)  # noqa: E731
+        return ", ".join(f"{_e(k)} = {shown(v)}" for k, v in given.items())
+
     def slack(r: dict[str, Any]) -> str:
         ends = r.get("slack_range")
         if isinstance(ends, list) and len(ends) == 2:
@@ -365,7 +372,7 @@ def _slack_html(report: dict[str, Any]) -> str:
         return _ratio(r.get("slack"))
 
     body = "".join(
-        f"<tr><td>{_e(r.get('statement'))}</td><td>{_e(r.get('params'))}</td><td>{_e(r.get('kind'))}</td>"
+        f"<tr><td>{_e(r.get('statement'))}</td><td>{params(r)}</td><td>{_e(r.get('kind'))}</td>"
         f"<td>{supremum(r)}</td><td>{_ratio(r.get('bound'))}</td><td>{slack(r)}</td></tr>"
         for r in rows)
     return ("<h2>Slack factors</h2><p>The default bound over the supremum of the measured side under the "

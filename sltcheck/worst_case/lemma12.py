@@ -30,11 +30,12 @@ Construction (first order in eps_max): d_K = 2, W_Q = I, W_K = the swap of e_1, 
 symmetric, e_1^T W e_1 = 0), tokens x_1 = alpha e_1, x_2 = -alpha e_1 (row 1 attends to both with
 p = (1/2, 1/2)), shifts +eps_max e_2 and -eps_max e_2: each logit moves by +-2 alpha eps_max / sqrt 2, and
 ||(p - p') X|| = sqrt 2 alpha^2 eps_max + O(eps_max^2), while the value term cancels (p (X - X') = 0).
-With d_K = 1 (a rank-one W) the same first-order value sqrt 2 alpha^2 eps_max is the most the logit spread
-allows (the spread is eps ||k . (x_k - x_m)|| + alpha ||k . (dx_k - dx_m)||, at most 2 sqrt 2 alpha eps). The
-searches find a little more than sqrt 2 alpha^2 eps_max (the value term and the softmax's curvature), never
-more than U_12: the first-order gap between sqrt 2 alpha^2 and 2 alpha^2 + 1 is where the supremum is not
-known; the report gives the bracket and the slack range bound / U_12 ... bound / lower.
+With d_K = 1 (a rank-one W = q k^T) a first-order heuristic (not a proof) gives the same value: the
+spread of the logit changes is about eps |k . (x_k - x_m)| + alpha |k . (dx_k - dx_m)|, at most
+2 sqrt 2 alpha eps for tokens of norm alpha. The searches find a little more than sqrt 2 alpha^2 eps_max
+(the value term and the softmax's curvature), never more than U_12. So the supremum lies between about
+sqrt 2 alpha^2 eps and 2 alpha^2 eps + eps to first order and is not known; the report gives the
+bracket and the slack range bound / U_12 ... bound / lower.
 
 Slack of the paper's bound H sqrt(d1) (alpha (e^{4 alpha eps} - 1) + eps): at least
 sqrt(d1) (4 alpha^2 + 1) / (2 alpha^2 + 1) for small eps (>= 2 sqrt(d1) (2 alpha^2 + 1/2) / (2 alpha^2 + 1)),
