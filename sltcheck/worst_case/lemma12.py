@@ -37,9 +37,9 @@ spread of the logit changes is about eps |k . (x_k - x_m)| + alpha |k . (dx_k - 
 sqrt 2 alpha^2 eps and 2 alpha^2 eps + eps to first order and is not known; the report gives the
 bracket and the slack range bound / U_12 ... bound / lower.
 
-Slack of the paper's bound H sqrt(d1) (alpha (e^{4 alpha eps} - 1) + eps): at least
-sqrt(d1) (4 alpha^2 + 1) / (2 alpha^2 + 1) for small eps (>= 2 sqrt(d1) (2 alpha^2 + 1/2) / (2 alpha^2 + 1)),
-growing like e^{4 alpha eps} / (2 alpha) in eps.
+Slack of the paper's bound H sqrt(d1) (alpha (e^{4 alpha eps} - 1) + eps) (bound / U_12, a lower end for
+the true slack): sqrt(d1) (4 alpha^2 + 1) / (2 alpha^2 + 1) as eps -> 0 (between 5/3 and 2 times sqrt(d1) for
+alpha >= 1), growing like sqrt(d1) alpha e^{4 alpha eps} / (2 alpha + eps) for large eps.
 """
 
 from __future__ import annotations
