@@ -81,13 +81,17 @@ def max_norm(array: np.ndarray) -> object:
 
 
 def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> Any:
-    """Largest singular value; in mpmath via its SVD at ``dps`` digits."""
+    """Largest singular value; in mpmath as the square root of the largest eigenvalue of the
+    smaller Gram matrix (symmetric, so ``mpmath.eigsy``): mpmath's SVD fails to converge, or
+    converges differently at each precision, on rank-deficient matrices with repeated rows."""
     matrix = np.asarray(matrix)
     if dps is None:
         return float(np.linalg.norm(np.asarray(matrix, dtype=np.float64), 2))
     with working_precision(dps):
-        values = mpmath.svd_r(mpmath.matrix(to_mp(matrix, dps).tolist()), compute_uv=False)
-        return max(values[i] for i in range(values.rows))
+        m = to_mp(matrix, dps)
+        gram = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+        values = mpmath.eigsy(mpmath.matrix(gram.tolist()), eigvals_only=True)
+        return mpmath.sqrt(max(max(values[i] for i in range(values.rows)), 0))
 
 
 def to_float(value: Any) -> float:

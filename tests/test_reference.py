@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from sltcheck import reference
+from sltcheck import precision, reference
 from sltcheck.torch_model import Block, FullyConnected, MultiHeadAttention, Transformer
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
@@ -183,3 +183,14 @@ def test_torch_module_computes_selected_query_rows_only():
     with torch.no_grad():
         rows = module(torch.as_tensor(X), torch.as_tensor(mask), rows=slice(2, 4)).numpy()
     np.testing.assert_allclose(rows, reference.mha(X, mask, weights)[2:4], rtol=1e-12)
+
+
+def test_spectral_norm_where_mpmath_svd_does_not_converge():
+    """A scaled rotation (equal singular values) on which mpmath.svd_r fails at 50 digits
+    (found by the deep profile in Theorem 14's FC errors); the Gram-eigenvalue form is exact."""
+    s = float.fromhex("0x1.6a09e667f3bb5p-1")  # 1/sqrt(2) rounded down: singular values s sqrt(2)
+    matrix = np.array([[-s, s], [s, s]])
+    with mpmath.workdps(80):
+        expected = mpmath.mpf(s) * mpmath.sqrt(2)
+        assert abs(precision.spectral_norm(matrix, 50) - expected) < mpmath.mpf(10) ** -48
+    assert precision.spectral_norm(matrix) == pytest.approx(float(expected), rel=1e-15)
