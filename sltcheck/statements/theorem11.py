@@ -344,13 +344,11 @@ def a_posteriori_bound(
     variant: str = "as-proven",
 ) -> Any:
     """The proof's bound on max_i ||Blk_S(x_i) - Blk_T(x_i)|| for inputs with ||x_i|| <= alpha."""
-    if variant not in VARIANT_NAMES:
-        raise ValueError(f"variant must be one of {', '.join(VARIANT_NAMES)}, got {variant!r}")
-    if variant == "as-stated":
-        star = eps_star(target, pruned_source, alpha, dps)
-        if star < 1:
-            return star
-        variant = "as-proven"
+    variant, star = t9.stated_or_proven(
+        variant, VARIANT_NAMES, lambda: eps_star(target, pruned_source, alpha, dps)
+    )
+    if star is not None:
+        return star
     if variant.startswith("theorem10-"):
         return chain(target, pruned_source, alpha, dps, "as-proven", variant)["total"]
     return chain(target, pruned_source, alpha, dps, variant)["total"]

@@ -296,13 +296,11 @@ def a_posteriori_bound(
     variant: str = "as-proven",
 ) -> Any:
     """The proof's bound on max_i ||Tf_S(x_i) - Tf_T(x_i)|| for all inputs with ||x_i|| <= alpha."""
-    if variant not in VARIANT_NAMES:
-        raise ValueError(f"variant must be one of {', '.join(VARIANT_NAMES)}, got {variant!r}")
-    if variant == "as-stated":
-        star = eps_star(target, pruned_source, alpha, dps)
-        if star < 1:
-            return star
-        variant = "as-proven"
+    variant, star = t9.stated_or_proven(
+        variant, VARIANT_NAMES, lambda: eps_star(target, pruned_source, alpha, dps)
+    )
+    if star is not None:
+        return star
     if variant == "lemma13-as-stated":
         return chain(target, pruned_source, alpha, dps, "as-proven", lemma13_factor=1)["total"]
     return chain(target, pruned_source, alpha, dps, variant)["total"]

@@ -406,6 +406,22 @@ def eps_star(target: MHAWeights, pruned_source: MHAWeights, alpha: object, dps: 
         return rounded(max(qk, vo), dps)
 
 
+def stated_or_proven(
+    variant: str, names: Sequence[str], star: Callable[[], Any]
+) -> tuple[str, Any | None]:
+    """Checks ``variant`` against ``names`` and applies the rule the "as-stated" variants of
+    Theorems 9, 11 and 14 share: the theorem's conclusion eps* (``star()``) where eps* < 1,
+    else the as-proven chain. Returns (variant to evaluate, eps* or None)."""
+    if variant not in names:
+        raise ValueError(f"variant must be one of {', '.join(names)}, got {variant!r}")
+    if variant == "as-stated":
+        value = star()
+        if value < 1:
+            return variant, value
+        return "as-proven", None
+    return variant, None
+
+
 def a_posteriori_bound(
     target: MHAWeights,
     pruned_source: MHAWeights,
@@ -419,13 +435,11 @@ def a_posteriori_bound(
     For "tight"/"sharp", ``alpha`` is the token-norm bound used in place of the
     actual largest token norm (pass the latter for the tightest value).
     """
-    if variant not in VARIANT_NAMES:
-        raise ValueError(f"variant must be one of {', '.join(VARIANT_NAMES)}, got {variant!r}")
-    if variant == "as-stated":
-        star = eps_star(target, pruned_source, alpha, dps)
-        if star < 1:
-            return star
-        variant = "as-proven"
+    variant, star = stated_or_proven(
+        variant, VARIANT_NAMES, lambda: eps_star(target, pruned_source, alpha, dps)
+    )
+    if star is not None:
+        return star
     return chain(target, pruned_source, alpha, dps, variant)["total"]
 
 
