@@ -21,7 +21,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision
+from sltcheck.numerics import precision
 
 CHECK_DPS = 40
 

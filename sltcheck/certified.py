@@ -80,8 +80,8 @@ import mpmath
 import numpy as np
 from mpmath import iv, libmp
 
-from sltcheck import precision
-from sltcheck.validation import check_dps
+from sltcheck.numerics import precision
+from sltcheck.numerics.validation import check_dps
 
 DEFAULT_DPS = 30
 OUTCOMES = ("holds", "violated", "undecided")

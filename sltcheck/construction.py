@@ -52,9 +52,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision
+from sltcheck.numerics import precision
+from sltcheck.numerics.validation import check_array, check_choice, check_dps
 from sltcheck.subset_sum import MIPOptions, SubsetSumResult, solve_subset_sum
-from sltcheck.validation import check_array, check_choice, check_dps
 from sltcheck.weights import (
     BlockWeights,
     FCWeights,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sltcheck import precision
-from sltcheck.validation import check_array, check_attention_mask, check_binary
+from sltcheck.numerics import precision
+from sltcheck.numerics.validation import check_array, check_attention_mask, check_binary
 from sltcheck.weights import BlockWeights, FCWeights, MergedMHA, MHAWeights, TransformerWeights
 
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sltcheck.validation import check_choice, check_positive
+from sltcheck.numerics.validation import check_choice, check_positive
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 INITS: tuple[str, ...] = ("theory", "xavier", "theory-inverse")

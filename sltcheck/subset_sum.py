@@ -45,7 +45,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck.validation import check_array, check_choice, check_dps, check_positive
+from sltcheck.numerics.validation import check_array, check_choice, check_dps, check_positive
 
 SOLVERS: tuple[str, ...] = ("mitm", "gurobi", "highs", "cvxpy", "greedy", "brute")
 EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute")

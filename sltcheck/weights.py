@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sltcheck import precision
-from sltcheck.validation import check_array, check_binary
+from sltcheck.numerics import precision
+from sltcheck.numerics.validation import check_array, check_binary
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import pytest
 
 from sltcheck import reference
 from sltcheck.assumptions import require, violations
-from sltcheck.precision import to_mp
-from sltcheck.verdict import decide
+from sltcheck.numerics.precision import to_mp
+from sltcheck.numerics.verdict import decide
 from sltcheck.weights import FCWeights, MHAMasks, MHAWeights
 
 RNG = np.random.default_rng(0)

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from mpmath import iv
 
-from sltcheck import certified, precision, reference
+from sltcheck import certified, reference
+from sltcheck.numerics import precision
+from sltcheck.numerics.verdict import decide
 from sltcheck.statements import load
-from sltcheck.verdict import decide
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 lemma8 = pytest.importorskip("sltcheck.statements.lemma8")

@@ -6,8 +6,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck import construction, precision, reference, sources
+from sltcheck import construction, reference, sources
 from sltcheck.construction import approximate_product, approximate_relu_layer, prune
+from sltcheck.numerics import precision
 from sltcheck.subset_sum import exact_error
 from sltcheck.weights import FCWeights
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from sltcheck import precision, reference
+from sltcheck import reference
+from sltcheck.numerics import precision
 from sltcheck.torch_model import Block, FullyConnected, MultiHeadAttention, Transformer
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 

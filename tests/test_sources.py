@@ -6,7 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck import precision, sources
+from sltcheck import sources
+from sltcheck.numerics import precision
 from sltcheck.weights import BlockWeights, MHAWeights, TransformerWeights
 
 SHAPE = {"heads": 2, "d_in": 3, "d_out": 2, "n_key": 16, "n_value": 8}

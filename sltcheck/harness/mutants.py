@@ -16,8 +16,8 @@ from hypothesis import settings as Settings
 from hypothesis.errors import HypothesisException
 
 from sltcheck.harness.runner import PROPERTY_DPS, property_test
+from sltcheck.numerics.verdict import Verdict
 from sltcheck.statements import Instance, Mutant, load
-from sltcheck.verdict import Verdict
 
 
 @dataclass(frozen=True)

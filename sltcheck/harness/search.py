@@ -20,8 +20,8 @@ from scipy import optimize
 from sltcheck.assumptions import violations
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
+from sltcheck.numerics.verdict import Verdict
 from sltcheck.statements import Bound, Instance, load
-from sltcheck.verdict import Verdict
 
 # Largest number of free parameters the search takes on (bigger instances are skipped).
 MAX_PARAMETERS = 400

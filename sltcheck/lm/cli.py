@@ -67,7 +67,7 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
         load_data_for,
         run_sweep,
     )
-    from sltcheck.validation import check_choice
+    from sltcheck.numerics.validation import check_choice
 
     preset = check_choice("preset", args.preset, PRESET_NAMES)
     _set_threads(args.threads)
@@ -136,7 +136,7 @@ def _fig8(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from sltcheck.lm.bench import bench_lm_step, format_bench, write_json
-    from sltcheck.validation import check_choice
+    from sltcheck.numerics.validation import check_choice
 
     check_choice("preset", args.preset, PRESET_NAMES)
     _set_threads(args.threads)

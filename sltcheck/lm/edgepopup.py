@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 import torch
 
-from sltcheck.validation import check_choice
+from sltcheck.numerics.validation import check_choice
 
 SCOPES: tuple[str, ...] = ("per-tensor", "global")
 

@@ -46,7 +46,7 @@ from sltcheck.lm.edgepopup import (  # noqa: E402
     init_scores,
     score_fan_in,
 )
-from sltcheck.validation import check_choice  # noqa: E402
+from sltcheck.numerics.validation import check_choice  # noqa: E402
 
 INIT_STD = 0.02
 MODES: tuple[str, ...] = ("edge-popup", "dense")

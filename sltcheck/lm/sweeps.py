@@ -28,7 +28,7 @@ from sltcheck.lm.data import LMData, load_wikitext
 from sltcheck.lm.edgepopup import check_keep_fraction
 from sltcheck.lm.model import ModelConfig, get_preset, theory_scale
 from sltcheck.lm.train import RunSpec, TrainConfig, check_spec, train_run
-from sltcheck.validation import check_choice
+from sltcheck.numerics.validation import check_choice
 
 SCHEMA_VERSION = 1
 FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 5.0)

@@ -46,7 +46,7 @@ from sltcheck.lm.model import (
     lm_loss,
     parse_masked,
 )
-from sltcheck.validation import check_choice, check_positive
+from sltcheck.numerics.validation import check_choice, check_positive
 
 CHECKPOINT_VERSION = 1
 

@@ -8,7 +8,8 @@ import math
 import mpmath
 import numpy as np
 
-from sltcheck import precision, reference
+from sltcheck import reference
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance
 from sltcheck.weights import BlockWeights, FCWeights, MHAWeights
 

@@ -50,8 +50,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision, reference
+from sltcheck import reference
 from sltcheck.construction import approximate_relu_layer, relu_layer_parts
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements.theorem11 import fc_bound
 from sltcheck.weights import FCWeights

@@ -28,7 +28,7 @@ import math
 
 import mpmath
 
-from sltcheck import precision
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements.lemma8 import as_stated as via_lemma8
 from sltcheck.statements.lemma8 import measured, scalar

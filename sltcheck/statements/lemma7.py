@@ -56,8 +56,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import calibration, precision
+from sltcheck import calibration
 from sltcheck.construction import approximate_product, group_size
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.subset_sum import solve_subset_sum
 

@@ -39,7 +39,8 @@ import math
 import mpmath
 import numpy as np
 
-from sltcheck import precision, reference
+from sltcheck import reference
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 
 ASSUMPTIONS = ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows")

@@ -86,8 +86,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision, reference
+from sltcheck import reference
 from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11

@@ -92,8 +92,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision, reference
+from sltcheck import reference
 from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
+from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.weights import MHAWeights
 

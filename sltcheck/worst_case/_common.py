@@ -10,7 +10,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import precision
+from sltcheck.numerics import precision
 
 CLOSED = "closed-form"
 BRACKET = "bracket"

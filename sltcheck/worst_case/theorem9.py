@@ -140,7 +140,7 @@ def upper_of_heads(target: Any, source: Any, token_bound: object, dps: int = 30)
     spectral ones (d1 e_QK and sqrt(d1 d2) e_VO for errors of e in every entry)."""
     import mpmath
 
-    from sltcheck import precision
+    from sltcheck.numerics import precision
     from sltcheck.statements import theorem9 as t9
 
     dqk, dvo, used = t9.merged_deltas(target, source, dps + 10)

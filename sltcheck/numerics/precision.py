@@ -17,7 +17,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck.validation import check_dps
+from sltcheck.numerics.validation import check_dps
 
 _mp_exp = np.frompyfunc(mpmath.exp, 1, 1)
 _mp_sqrt = np.frompyfunc(mpmath.sqrt, 1, 1)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-from sltcheck.validation import check_dps
+from sltcheck.numerics.validation import check_dps
 
 DEFAULT_DPS = 50
 # Digits given up to the rounding of the evaluations themselves (a few hundred

@@ -1,0 +1,1 @@
+"""Numerics: mpmath precision and interval modes, verdicts, input validation."""
