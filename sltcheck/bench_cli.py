@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.subset_sum import (
+from sltcheck.pruning.subset_sum import (
     BRUTE_MAX_CANDIDATES,
     MITM_MAX_CANDIDATES,
     SOLVERS,

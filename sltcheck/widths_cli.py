@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sltcheck import calibration, widths
+from sltcheck.pruning import calibration, widths
 
 
 def _json_default(value: Any) -> Any:

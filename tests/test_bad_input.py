@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sltcheck import reference
 from sltcheck.assumptions import require, violations
+from sltcheck.model import reference
+from sltcheck.model.weights import FCWeights, MHAMasks, MHAWeights
 from sltcheck.numerics.precision import to_mp
 from sltcheck.numerics.verdict import decide
-from sltcheck.weights import FCWeights, MHAMasks, MHAWeights
 
 RNG = np.random.default_rng(0)
 W = MHAWeights(*(RNG.normal(size=s) for s in [(2, 3, 4), (2, 3, 4), (2, 3, 5), (2, 5, 3)]))

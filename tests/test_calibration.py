@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from sltcheck import calibration
-from sltcheck.construction import approximate_product
+from sltcheck.pruning import calibration
+from sltcheck.pruning.construction import approximate_product
 
 TINY = dict(configs=((1, 1, 0.2), (2, 1, 0.3)), trials=40, n_max=24, decay_trials=30, decay_range=(2, 10))
 

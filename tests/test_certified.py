@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from mpmath import iv
 
-from sltcheck import certified, reference
+from sltcheck import certified
+from sltcheck.model import reference
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.verdict import decide
 from sltcheck.statements import load
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 lemma8 = pytest.importorskip("sltcheck.statements.lemma8")
 t9 = pytest.importorskip("sltcheck.statements.theorem9")

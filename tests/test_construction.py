@@ -6,11 +6,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck import construction, reference, sources
-from sltcheck.construction import approximate_product, approximate_relu_layer, prune
+from sltcheck.model import reference
+from sltcheck.model.weights import FCWeights
 from sltcheck.numerics import precision
-from sltcheck.subset_sum import exact_error
-from sltcheck.weights import FCWeights
+from sltcheck.pruning import construction, sources
+from sltcheck.pruning.construction import approximate_product, approximate_relu_layer, prune
+from sltcheck.pruning.subset_sum import exact_error
 
 DPS = 40
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from sltcheck import reference
+from sltcheck.model import reference
+from sltcheck.model.torch_model import Block, FullyConnected, MultiHeadAttention, Transformer
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
-from sltcheck.torch_model import Block, FullyConnected, MultiHeadAttention, Transformer
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 
 def random_mha(rng, heads, d_in, d_key, d_value, d_out, scale=1.0):
@@ -135,7 +135,7 @@ def test_mha_equals_scaled_dot_product_attention(instance):
 def test_pruned_source_uses_its_own_key_width():
     rng = np.random.default_rng(3)
     source = random_mha(rng, 2, 3, 16, 4, 3)
-    from sltcheck.weights import MHAMasks
+    from sltcheck.model.weights import MHAMasks
 
     masks = MHAMasks(*(rng.random(w.shape) < 0.5 for w in source.tensors()))
     pruned = source.pruned(masks)

@@ -6,9 +6,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck import sources
+from sltcheck.model.weights import BlockWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
-from sltcheck.weights import BlockWeights, MHAWeights, TransformerWeights
+from sltcheck.pruning import sources
 
 SHAPE = {"heads": 2, "d_in": 3, "d_out": 2, "n_key": 16, "n_value": 8}
 

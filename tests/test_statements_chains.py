@@ -8,12 +8,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck import construction, sources
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
+from sltcheck.pruning import construction, sources
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 DPS = 40
 INSIDE = 1.0 - 2.0**-48

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sltcheck import subset_sum
-from sltcheck.subset_sum import (
+from sltcheck.pruning import subset_sum
+from sltcheck.pruning.subset_sum import (
     MIPOptions,
     SolverOutputError,
     SolverUnavailableError,

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from sltcheck import calibration, widths
+from sltcheck.pruning import calibration, widths
 
 
 @pytest.mark.parametrize("eps,H,d1,d2,alpha,C", [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),

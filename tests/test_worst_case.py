@@ -108,7 +108,7 @@ def test_theorem9_bracket():
 
 def _t9_random_value(rng, H, d1, d2, alpha, e_qk, e_vo):
     """A random admissible instance with achieved errors <= (e_qk, e_vo); returns measured."""
-    from sltcheck.weights import MHAWeights
+    from sltcheck.model.weights import MHAWeights
 
     def contract(*shape):
         m = rng.normal(size=shape)

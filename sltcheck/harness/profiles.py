@@ -24,7 +24,7 @@ _SUPPRESS = [
 ]
 
 
-PRELOADED_MODULES = ("sltcheck.construction", "sltcheck.sources", "sltcheck.subset_sum",
+PRELOADED_MODULES = ("sltcheck.pruning.construction", "sltcheck.pruning.sources", "sltcheck.pruning.subset_sum",
                      "sltcheck.harness.mutants", "sltcheck.harness.search")
 
 

@@ -24,17 +24,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from sltcheck import construction, reference, sources
 from sltcheck.executors import Executor, InProcessExecutor
+from sltcheck.model import reference
+from sltcheck.model.torch_model import MultiHeadAttention, Transformer
+from sltcheck.model.weights import MHAWeights, TransformerWeights
 from sltcheck.numerics.validation import check_choice
 from sltcheck.numerics.verdict import decide
+from sltcheck.pruning import construction, sources
 from sltcheck.repro import targets
 from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention
 from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay
 from sltcheck.repro.store import RunDirectory
 from sltcheck.statements import theorem9, theorem11, theorem14
-from sltcheck.torch_model import MultiHeadAttention, Transformer
-from sltcheck.weights import MHAWeights, TransformerWeights
 
 FIGURES = ("fig4", "fig5", "fig6")
 PRESETS = ("quick", "paper")

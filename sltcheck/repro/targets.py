@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from sltcheck.model.torch_model import MultiHeadAttention
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics.validation import check_choice
 from sltcheck.repro.dataset import AngularVelocity, full_attention
-from sltcheck.torch_model import MultiHeadAttention
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 NORM_POLICIES = ("rescale", "keep")
 

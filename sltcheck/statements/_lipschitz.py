@@ -8,10 +8,10 @@ import math
 import mpmath
 import numpy as np
 
-from sltcheck import reference
+from sltcheck.model import reference
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights
 from sltcheck.numerics import precision
 from sltcheck.statements import Instance
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights
 
 
 def target(instance: Instance) -> MHAWeights:

@@ -50,12 +50,12 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import reference
-from sltcheck.construction import approximate_relu_layer, relu_layer_parts
+from sltcheck.model import reference
+from sltcheck.model.weights import FCWeights
 from sltcheck.numerics import precision
+from sltcheck.pruning.construction import approximate_relu_layer, relu_layer_parts
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements.theorem11 import fc_bound
-from sltcheck.weights import FCWeights
 
 ASSUMPTIONS = ("matrix-spectral", "input-norm-unit", "eps-unit")
 

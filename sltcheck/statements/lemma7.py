@@ -56,11 +56,11 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import calibration
-from sltcheck.construction import approximate_product, group_size
 from sltcheck.numerics import precision
+from sltcheck.pruning import calibration
+from sltcheck.pruning.construction import approximate_product, group_size
+from sltcheck.pruning.subset_sum import solve_subset_sum
 from sltcheck.statements import Instance, Mutant
-from sltcheck.subset_sum import solve_subset_sum
 
 ASSUMPTIONS = ("matrix-entries", "eps-unit")
 

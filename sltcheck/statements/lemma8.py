@@ -39,7 +39,7 @@ import math
 import mpmath
 import numpy as np
 
-from sltcheck import reference
+from sltcheck.model import reference
 from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 

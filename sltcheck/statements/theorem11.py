@@ -77,12 +77,12 @@ from typing import Any, cast
 import mpmath
 import numpy as np
 
-from sltcheck import reference
 from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
+from sltcheck.model import reference
+from sltcheck.model.weights import BlockWeights, FCWeights
 from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
-from sltcheck.weights import BlockWeights, FCWeights
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem11"]
 READINGS = ("pensia", "theorem10-literal", "theorem10-scaled")

@@ -86,13 +86,13 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import reference
 from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
+from sltcheck.model import reference
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem14"]
 VARIANT_NAMES = ("as-proven", "lemma13-as-stated", "as-stated", "tight", "sharp")

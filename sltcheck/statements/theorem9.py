@@ -92,11 +92,11 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck import reference
 from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
+from sltcheck.model import reference
+from sltcheck.model.weights import MHAWeights
 from sltcheck.numerics import precision
 from sltcheck.statements import Instance, Mutant
-from sltcheck.weights import MHAWeights
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
 MODES = ("as-proven", "tight", "sharp")

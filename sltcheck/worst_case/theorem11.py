@@ -98,7 +98,7 @@ def single_input_pair(W: np.ndarray, P: np.ndarray, N: np.ndarray) -> tuple[np.n
 
 def ray_fc(d1: int, e_fc: Sequence[float], sign: int = 1) -> tuple[Any, Any]:
     """Target layers u u^T and source pairs with P = W + sign e 1 1^T, N = W (the docstring's FC)."""
-    from sltcheck.weights import FCWeights
+    from sltcheck.model.weights import FCWeights
 
     u = unit(d1)
     W = np.outer(u, u)
@@ -112,7 +112,7 @@ def ray_fc(d1: int, e_fc: Sequence[float], sign: int = 1) -> tuple[Any, Any]:
 
 def ray_attention(H: int, d1: int, e_qk: float, e_vo: float) -> tuple[Any, Any]:
     """One-token attention: W_VO = u u^T, S_VO = W_VO + e_VO 1 1^T, S_QK = W_QK + e_QK 1 1^T (W_QK = 0)."""
-    from sltcheck.weights import MHAWeights
+    from sltcheck.model.weights import MHAWeights
 
     u = unit(d1)
     stack = lambda m: np.repeat(m[None], H, axis=0)  # noqa: E731
@@ -125,8 +125,8 @@ def ray_attention(H: int, d1: int, e_qk: float, e_vo: float) -> tuple[Any, Any]:
 
 
 def ray_instance(H: int, d1: int, alpha: float, e_qk: float, e_vo: float, e_fc: Sequence[float]) -> dict[str, Any]:
+    from sltcheck.model.weights import BlockWeights
     from sltcheck.statements import theorem11 as t11
-    from sltcheck.weights import BlockWeights
     from sltcheck.worst_case._common import tokens
 
     (t_attn, s_attn), (t_fc, s_fc) = ray_attention(H, d1, e_qk, e_vo), ray_fc(d1, e_fc)
@@ -137,8 +137,8 @@ def ray_instance(H: int, d1: int, alpha: float, e_qk: float, e_vo: float, e_fc: 
 
 def two_token_instances(H: int, d1: int, alpha: float, e_qk: float, e_vo: float,
                         e_fc: Sequence[float]) -> list[dict[str, Any]]:
+    from sltcheck.model.weights import BlockWeights
     from sltcheck.statements import theorem11 as t11
-    from sltcheck.weights import BlockWeights
 
     out = []
     for t in np.linspace(-alpha**2, alpha**2, 41):

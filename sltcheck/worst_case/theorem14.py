@@ -84,8 +84,8 @@ def upper_of(instance: dict[str, Any], dps: int = 30) -> Any:
 
 def ray_instance(H: int, d1: int, B: int, alpha: float, e_qk: float, e_vo: float,
                  e_fc: Sequence[float]) -> dict[str, Any]:
+    from sltcheck.model.weights import BlockWeights, TransformerWeights
     from sltcheck.statements import theorem14 as t14
-    from sltcheck.weights import BlockWeights, TransformerWeights
 
     (t_attn, s_attn), (t_fc, s_fc) = w11.ray_attention(H, d1, e_qk, e_vo), w11.ray_fc(d1, e_fc)
     target = TransformerWeights(tuple(BlockWeights(t_attn, t_fc) for _ in range(B)))
@@ -97,8 +97,8 @@ def swap_instance(H: int, d1: int, L: int, B: int, alpha: float, e_vo: float, si
                   later: str = "swap", self_attention: float = 1.0) -> dict[str, Any]:
     """The docstring's swap chain (d1 >= 2): blocks after the first use the swap keys ("swap") or
     self-attention ("self"); ``sign`` flips their value error, ``self_attention`` scales block 1's W_Q."""
+    from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
     from sltcheck.statements import theorem14 as t14
-    from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
     identity, swap = np.eye(2) * INSIDE, np.array([[0.0, 1.0], [1.0, 0.0]]) * INSIDE
     error = np.zeros((2, 2))

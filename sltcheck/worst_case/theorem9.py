@@ -88,7 +88,7 @@ def best_family_point(alpha: float, delta: float, k: float) -> tuple[float, floa
 def family_heads(H: int, d1: int, d2: int, alpha: float, e_qk: float, e_vo: float, t: float, s: int,
                  single_token: bool = False) -> tuple[Any, Any, np.ndarray]:
     """(target MHAWeights, source MHAWeights, X) of the docstring's families (every head alike)."""
-    from sltcheck.weights import MHAWeights
+    from sltcheck.model.weights import MHAWeights
 
     u, w = unit(d1), unit(d2)
     c = t / alpha**2

@@ -27,8 +27,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import strategies as S
+from sltcheck.model.weights import FCWeights, MHAWeights
 from sltcheck.statements import Instance
-from sltcheck.weights import FCWeights, MHAWeights
 
 OVERSHOOT = 4.0  # how far a dropped assumption is broken
 SOURCE_KINDS = ("perturbed", "perturbed", "perturbed", "padded", "random", "construction")
@@ -96,7 +96,7 @@ def mha_pair(
         )
     kind = plan["kind"]
     if kind == "random":
-        from sltcheck import sources
+        from sltcheck.pruning import sources
 
         seed, nK, nV = draw(st.integers(0, 2**32 - 1)), int(plan["nK"]), int(plan["nV"])  # type: ignore[call-overload]
         rng = np.random.default_rng(seed)
@@ -107,7 +107,7 @@ def mha_pair(
         masked = [w * (rng.random(w.shape) < density) for w in source.tensors()]
         return target, MHAWeights(*masked)
     if kind == "construction":
-        from sltcheck import construction, sources
+        from sltcheck.pruning import construction, sources
 
         seed, per = draw(st.integers(0, 2**32 - 1)), int(plan["per"])  # type: ignore[call-overload]
         source = sources.source_mha(
@@ -169,7 +169,7 @@ def fc_pair(
     target = FCWeights(layers)
     kind = plan["kind"]
     if kind == "random":
-        from sltcheck import sources
+        from sltcheck.pruning import sources
 
         seed, n = draw(st.integers(0, 2**32 - 1)), int(plan["n"])  # type: ignore[call-overload]
         rng = np.random.default_rng(seed)
@@ -177,7 +177,7 @@ def fc_pair(
         density = draw(st.floats(0.0, 1.0))
         return target, FCWeights(tuple(w * (rng.random(w.shape) < density) for w in source.layers))
     if kind == "construction":
-        from sltcheck import construction, sources
+        from sltcheck.pruning import construction, sources
 
         seed, per = draw(st.integers(0, 2**32 - 1)), int(plan["per"])  # type: ignore[call-overload]
         source = sources.source_fc("theory", seed, widths=[d] * (L + 1), hidden=per * d)

@@ -14,9 +14,9 @@ from sltcheck.harness.instances._theorems import (
     project,
     sequence,
 )
+from sltcheck.model.weights import BlockWeights
 from sltcheck.statements import Instance
 from sltcheck.statements.theorem11 import make_instance
-from sltcheck.weights import BlockWeights
 
 __all__ = ["FREE", "instances", "project"]
 

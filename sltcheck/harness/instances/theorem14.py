@@ -16,9 +16,9 @@ from sltcheck.harness.instances._theorems import (
     project,
     sequence,
 )
+from sltcheck.model.weights import BlockWeights, TransformerWeights
 from sltcheck.statements import Instance
 from sltcheck.statements.theorem14 import make_instance
-from sltcheck.weights import BlockWeights, TransformerWeights
 
 __all__ = ["FREE", "instances", "project"]
 

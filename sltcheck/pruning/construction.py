@@ -52,16 +52,16 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck.numerics import precision
-from sltcheck.numerics.validation import check_array, check_choice, check_dps
-from sltcheck.subset_sum import MIPOptions, SubsetSumResult, solve_subset_sum
-from sltcheck.weights import (
+from sltcheck.model.weights import (
     BlockWeights,
     FCWeights,
     MHAMasks,
     MHAWeights,
     TransformerWeights,
 )
+from sltcheck.numerics import precision
+from sltcheck.numerics.validation import check_array, check_choice, check_dps
+from sltcheck.pruning.subset_sum import MIPOptions, SubsetSumResult, solve_subset_sum
 
 REMAINDERS = ("error", "drop")
 

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics.validation import check_choice, check_positive
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 INITS: tuple[str, ...] = ("theory", "xavier", "theory-inverse")
 SPECTRAL_MARGIN = 1.0 - 2.0**-40

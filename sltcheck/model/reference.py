@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from sltcheck.model.weights import BlockWeights, FCWeights, MergedMHA, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.validation import check_array, check_attention_mask, check_binary
-from sltcheck.weights import BlockWeights, FCWeights, MergedMHA, MHAWeights, TransformerWeights
 
 
 def masked_softmax(logits: np.ndarray, mask: np.ndarray, dps: int | None = None) -> np.ndarray:

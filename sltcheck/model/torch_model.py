@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sltcheck.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 
 
 @dataclass(frozen=True)

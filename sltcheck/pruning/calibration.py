@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sltcheck.subset_sum import solve_subset_sum
+from sltcheck.pruning.subset_sum import solve_subset_sum
 
 DEFAULT_CONFIGS: tuple[tuple[int, int, float], ...] = (
     (1, 1, 0.1), (1, 1, 0.01), (2, 2, 0.1), (2, 2, 0.02), (3, 3, 0.1), (2, 4, 0.05), (4, 4, 0.1),

@@ -1,0 +1,1 @@
+"""The paper's objects: weights (MHA, FC, block, transformer), the mpmath reference and the torch model."""

@@ -1,0 +1,1 @@
+"""Pruning: the subset-sum solvers, the paper's construction, random sources, Lemma 7's calibration, widths."""
