@@ -6,7 +6,7 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-from sltcheck import report
+from sltcheck.report import page as report
 
 QUICK_REPRODUCTIONS = ("fig4", "fig5", "fig6")
 

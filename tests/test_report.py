@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sltcheck import report
+from sltcheck.report import page as report
 
 HOSTILE = "<script>alert(1)</script>"
 

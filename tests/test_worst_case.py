@@ -165,7 +165,7 @@ def test_slack_table():
 
 
 def test_report_renders_slack_table():
-    from sltcheck import report
+    from sltcheck.report import page as report
 
     rows = worst_case.slack_table(searched=False)
     built = report.build({"findings": [{"slack": rows, "entries": []}], "synthetic": [], "lm": []})

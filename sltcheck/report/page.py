@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sltcheck import __version__
+from sltcheck.report.plots import Series, histogram, line_plot
 from sltcheck.repro.store import versions
-from sltcheck.svgplot import Series, histogram, line_plot
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;

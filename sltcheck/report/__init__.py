@@ -1,0 +1,1 @@
+"""The HTML bound report: the page and its SVG plots."""
