@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from sltcheck.cli import CommandLine
-from sltcheck.lm import cli as lm_cli
+from sltcheck.cli import lm as lm_cli
 
 
 def main(argv: list[str]) -> int:

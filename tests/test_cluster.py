@@ -122,7 +122,7 @@ def test_options_choose_the_executor() -> None:
 
 def test_cli_options_reach_the_executor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from sltcheck.cli import CommandLine
-    from sltcheck.repro import cli
+    from sltcheck.cli import repro as cli
 
     command_line = CommandLine()
     cli.register(command_line)

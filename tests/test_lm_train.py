@@ -130,7 +130,7 @@ def test_fig7_points_include_both_scales_and_dense() -> None:
 
 def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
     from sltcheck.cli import CommandLine
-    from sltcheck.lm import cli as lm_cli
+    from sltcheck.cli import lm as lm_cli
 
     cli = CommandLine()
     lm_cli.register(cli)

@@ -97,10 +97,10 @@ def test_bad_inputs(kwargs, word):
 
 
 def test_cli(capsys, tmp_path):
-    from sltcheck import widths_cli
     from sltcheck.cli import CommandLine
+    from sltcheck.cli import widths as widths_cli
 
-    assert "sltcheck.widths_cli" in importlib.import_module("sltcheck.cli").COMMAND_MODULES
+    assert "sltcheck.cli.widths" in importlib.import_module("sltcheck.cli").COMMAND_MODULES
     cli = CommandLine()
     widths_cli.register(cli)
     args = cli.parser.parse_args(["widths", "--eps", "0.1", "--heads", "2", "--d1", "4", "--blocks", "2", "--json"])

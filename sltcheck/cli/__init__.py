@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 
 # Modules that register commands; each defines register(cli: CommandLine).
 COMMAND_MODULES: tuple[str, ...] = (
-    "sltcheck.statements_cli",
-    "sltcheck.repro.cli",
-    "sltcheck.report_cli",
-    "sltcheck.bench_cli",
-    "sltcheck.lm.cli",
-    "sltcheck.widths_cli",
+    "sltcheck.cli.check",
+    "sltcheck.cli.repro",
+    "sltcheck.cli.report",
+    "sltcheck.cli.bench",
+    "sltcheck.cli.lm",
+    "sltcheck.cli.widths",
 )
 
 Handler = Callable[[argparse.Namespace], int]
