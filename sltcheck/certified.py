@@ -387,7 +387,7 @@ def _lemma5_linear(factor: float, power: int = 1) -> Callable[[dict[str, Any]], 
 def _input_shift(instance: dict[str, Any], with_block: bool) -> Any:
     """max_i ||Attn_T(x_i; X) - Attn_T(x'_i; X')|| (or Blk_T): ``_lipschitz.output_shift``."""
     from sltcheck.model.weights import BlockWeights
-    from sltcheck.statements import _lipschitz
+    from sltcheck.statements.lemma12 import lipschitz as _lipschitz
 
     mask = np.asarray(instance["mask"])
     attention = _lipschitz.target(instance)

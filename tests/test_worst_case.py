@@ -9,6 +9,7 @@ import pytest
 from scipy import optimize
 
 from sltcheck import assumptions, worst_case
+from sltcheck.statements.lemma8.worst_case import supremum_value as lemma8_supremum_value
 
 lemma8 = pytest.importorskip("sltcheck.statements.lemma8")
 t9 = pytest.importorskip("sltcheck.statements.theorem9")
@@ -49,7 +50,7 @@ def test_lemma8_never_exceeded(seed):
     rng = np.random.default_rng(seed)
     T, d1 = int(rng.integers(2, 6)), int(rng.integers(1, 4))
     alpha, e = float(rng.uniform(0.5, 3)), float(rng.uniform(0.01, 1.5))
-    sup = worst_case.lemma8_supremum_value(alpha, e)
+    sup = lemma8_supremum_value(alpha, e)
     best = 0.0
     for _ in range(300):  # random instances
         z = rng.normal(size=T * d1 + 2 * T) * 2
@@ -71,7 +72,7 @@ def test_lemma8_statement_measured_never_exceeds_on_random_instances():
         X *= alpha * rng.uniform(0, 1, (T, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
         inst = {"alpha": alpha, "d1": d1, "X": X, "logits": rng.normal(size=(T, T)) * 2,
                 "mask": np.ones((T, T), np.int8), "perturbation": rng.uniform(-e, e, (T, T)), "eps_max": e}
-        assert float(lemma8.measured(inst, None)) <= worst_case.lemma8_supremum_value(alpha, e) * (1 + 1e-12)
+        assert float(lemma8.measured(inst, None)) <= lemma8_supremum_value(alpha, e) * (1 + 1e-12)
 
 
 def test_lemma8_slack_formula():

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from sltcheck import assumptions, worst_case
 from sltcheck.harness.instances import instances
 from sltcheck.statements import lemma12, lemma13, theorem11, theorem14
-from sltcheck.worst_case import lemma12 as w12
-from sltcheck.worst_case import theorem11 as w11
-from sltcheck.worst_case import theorem14 as w14
+from sltcheck.statements.lemma12 import worst_case as w12
+from sltcheck.statements.lemma13 import worst_case as w13
+from sltcheck.statements.theorem11 import worst_case as w11
+from sltcheck.statements.theorem14 import worst_case as w14
 
 MODULES = {"lemma12": lemma12, "lemma13": lemma13, "theorem11": theorem11, "theorem14": theorem14}
 CHECKED = settings(max_examples=40, deadline=None, database=None)
@@ -146,4 +147,4 @@ def test_bad_inputs(bad):
 @given(st.integers(1, 3), st.floats(1e-6, 0.5))
 @settings(max_examples=30, deadline=None)
 def test_lemma13_upper_is_twice_the_residual_bound(H, eps):
-    assert worst_case.lemma13.upper(H, 2.0, eps) == pytest.approx(2 * (w12.upper(H, 2.0, eps) + eps))
+    assert w13.upper(H, 2.0, eps) == pytest.approx(2 * (w12.upper(H, 2.0, eps) + eps))

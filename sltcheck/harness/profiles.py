@@ -10,7 +10,6 @@ No example database is used, so a run depends only on its seed.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -32,9 +31,11 @@ def preload_project_modules() -> None:
     """Import every statement and instance module up front. Hypothesis draws
     constants from the project modules already imported, so a run is the same
     whatever imported what before it (pytest order, xdist workers, the CLI)."""
-    for package in ("sltcheck.harness.instances", "sltcheck.statements"):
-        for info in pkgutil.iter_modules(importlib.import_module(package).__path__, package + "."):
-            importlib.import_module(info.name)
+    from sltcheck.statements import STATEMENT_MODULES
+
+    for name in STATEMENT_MODULES:
+        importlib.import_module(f"sltcheck.statements.{name}")
+        importlib.import_module(f"sltcheck.statements.{name}.instances")
     for name in PRELOADED_MODULES:
         importlib.import_module(name)
 

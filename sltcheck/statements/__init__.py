@@ -1,6 +1,6 @@
-"""The paper's statements, one module each.
+"""The paper's statements, one folder each.
 
-Every module ``sltcheck.statements.<name>`` states its lemma or theorem in
+Every package ``sltcheck.statements.<name>`` states its lemma or theorem in
 its docstring (with its numbers in the full paper and the workshop version)
 and holds only:
 
@@ -15,11 +15,18 @@ and holds only:
 An instance is a ``dict`` of named float64 fields (see
 :func:`sltcheck.assumptions.violations`), so it can be written to JSON and
 replayed exactly.
+
+Beside it, the folder holds ``instances.py`` (the Hypothesis strategy, see
+:mod:`sltcheck.harness.instances`) and, where derived, ``worst_case.py`` (see
+:mod:`sltcheck.worst_case`) and ``enclosure.py`` (see :mod:`sltcheck.certified`).
+Statements are discovered: a new folder is a new statement.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -43,9 +50,17 @@ class Mutant:
     drop: tuple[str, ...] = field(default=())
 
 
-# Registered statement modules, in the paper's order.
-STATEMENT_MODULES: tuple[str, ...] = (
-    'lemma2', 'lemma4', 'lemma5', 'lemma7', 'lemma8', 'lemma12', 'lemma13', 'theorem9', 'theorem11', 'theorem14'
+def _paper_order(name: str) -> tuple[int, int, str]:
+    """Lemmas by number, then theorems by number, then anything else by name."""
+    match = re.fullmatch(r"(lemma|theorem)(\d+)", name)
+    if match is None:
+        return (2, 0, name)
+    return (0 if match.group(1) == "lemma" else 1, int(match.group(2)), name)
+
+
+# The statement folders (sub-packages of this package), in the paper's order.
+STATEMENT_MODULES: tuple[str, ...] = tuple(
+    sorted((info.name for info in pkgutil.iter_modules(__path__) if info.ispkg), key=_paper_order)
 )
 
 

@@ -8,26 +8,43 @@ instance), or "bracket" (a certified upper bound, proved there, with the best in
 a lower bound). ``slack(statement, **params)`` is bound / supremum for the statement's default
 variant (for a bracket: bound / upper, with ``slack_range`` = [bound / upper, bound / lower]).
 
-One module per statement: :mod:`.lemma8` (Lemma 8 and Lemma 5, closed form),
-:mod:`.theorem9` (closed form on the slices e_QK = 0 and e_VO = 0), :mod:`.lemma12` and
-:mod:`.lemma13` (brackets, searched lower ends), :mod:`.theorem11` (closed form on e_QK = 0),
-:mod:`.theorem14` (bracket).
+One module per statement, discovered: ``sltcheck.statements.<name>.worst_case`` with ``PARAMS`` and
+``supremum(**params)``: lemma8 (Lemma 8, closed form; lemma5 uses it), theorem9 (closed form on the
+slices e_QK = 0 and e_VO = 0), lemma12 and lemma13 (brackets, searched lower ends), theorem11 (closed
+form on e_QK = 0), theorem14 (bracket).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import math
+from types import ModuleType
 from typing import Any
 
-from sltcheck.worst_case import lemma8, lemma12, lemma13, theorem9, theorem11, theorem14
+from sltcheck.statements import STATEMENT_MODULES
 from sltcheck.worst_case._common import BRACKET, CLOSED, known_params
 
-STATEMENTS = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
-_MODULES = {"lemma12": lemma12, "lemma13": lemma13, "theorem9": theorem9, "theorem11": theorem11,
-            "theorem14": theorem14}
 _SEARCH = ("random_starts", "seed")
 
-lemma8_supremum_value = lemma8.supremum_value
+
+@functools.cache
+def _modules() -> dict[str, ModuleType]:
+    """Statement -> its worst_case module, for the statements that have one (paper order)."""
+    found = {}
+    for name in STATEMENT_MODULES:
+        try:
+            found[name] = importlib.import_module(f"sltcheck.statements.{name}.worst_case")
+        except ModuleNotFoundError as error:
+            if error.name != f"sltcheck.statements.{name}.worst_case":
+                raise
+    return found
+
+
+def statements() -> tuple[str, ...]:
+    """The statements whose worst case is derived (a ``worst_case.py`` in their folder)."""
+    return tuple(_modules())
 
 
 def supremum(statement: str, **params: Any) -> dict[str, Any]:
@@ -36,17 +53,18 @@ def supremum(statement: str, **params: Any) -> dict[str, Any]:
     Returns value, lower, upper, kind ("closed-form" or "bracket"), instance (evaluate it with
     ``sltcheck.statements.<measured_by>.measured``), bound (the default variant's bound at
     these parameters), slack (bound / upper) and, for a bracket, slack_range.
-    Parameters per statement: each module's PARAMS (lemma12/13 also take the search's
+    Parameters per statement: each module's PARAMS (those that search also take the search's
     random_starts and seed).
     """
-    if statement in ("lemma5", "lemma8"):
-        known_params(statement, params, lemma8.PARAMS)
-        return lemma8.supremum(statement, **params)
-    if statement in _MODULES:
-        module = _MODULES[statement]
-        known_params(statement, params, module.PARAMS + (_SEARCH if statement in ("lemma12", "lemma13") else ()))
-        return module.supremum(**params)
-    raise ValueError(f"statement must be one of {', '.join(STATEMENTS)} (worst cases derived here), got {statement!r}")
+    modules = _modules()
+    if statement not in modules:
+        raise ValueError(
+            f"statement must be one of {', '.join(modules)} (worst cases derived here), got {statement!r}"
+        )
+    module = modules[statement]
+    searched = tuple(p for p in _SEARCH if p in inspect.signature(module.supremum).parameters)
+    known_params(statement, params, tuple(module.PARAMS) + searched)
+    return dict(module.supremum(**params))
 
 
 def slack(statement: str, **params: Any) -> float:
@@ -87,4 +105,4 @@ def slack_table(searched: bool = True) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["BRACKET", "CLOSED", "STATEMENTS", "lemma8_supremum_value", "slack", "slack_table", "supremum"]
+__all__ = ["BRACKET", "CLOSED", "slack", "slack_table", "statements", "supremum"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from sltcheck.harness.instances._theorems import (
+from sltcheck.statements import Instance
+from sltcheck.statements.theorem9 import make_instance
+from sltcheck.statements.theorem9.chain_instances import (
     FREE,
     dims,
     edge_plan,
@@ -14,8 +16,6 @@ from sltcheck.harness.instances._theorems import (
     seeded_sequence,
     sequence,
 )
-from sltcheck.statements import Instance
-from sltcheck.statements.theorem9 import make_instance
 
 __all__ = ["FREE", "instances", "project"]
 

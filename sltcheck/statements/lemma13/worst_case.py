@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sltcheck.worst_case import lemma12 as w12
+from sltcheck.statements.lemma12 import worst_case as w12
 from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result
 
 PARAMS = ("H", "d1", "L", "alpha", "eps_max")

@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import strategies
-from sltcheck.harness.instances.lemma7 import MAX_D, eps_values, sources
 from sltcheck.statements import Instance
+from sltcheck.statements.lemma7.instances import MAX_D, eps_values, sources
 
 FREE = ("W", "x", "W1", "W2")
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import strategies
-from sltcheck.harness.instances.lemma7 import FREE, MAX_D, eps_values, sources
 from sltcheck.statements import Instance
+from sltcheck.statements.lemma7.instances import FREE, MAX_D, eps_values, sources
 
 __all__ = ["FREE", "instances", "project"]
 

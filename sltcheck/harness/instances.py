@@ -1,4 +1,4 @@
-"""Instance strategies, one module per statement: ``sltcheck.harness.instances.<statement>``.
+"""Instance strategies, one module per statement: ``sltcheck.statements.<statement>.instances``.
 
 Each module defines
 
@@ -23,11 +23,11 @@ from sltcheck.statements import Instance
 
 def module(statement: str) -> ModuleType:
     try:
-        return importlib.import_module(f"sltcheck.harness.instances.{statement}")
+        return importlib.import_module(f"sltcheck.statements.{statement}.instances")
     except ModuleNotFoundError as error:
         raise ValueError(
             f"no instance strategy for statement {statement!r}: "
-            f"add sltcheck/harness/instances/{statement}.py"
+            f"add sltcheck/statements/{statement}/instances.py"
         ) from error
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from sltcheck.harness.instances._theorems import (
+from sltcheck.model.weights import BlockWeights, TransformerWeights
+from sltcheck.statements import Instance
+from sltcheck.statements.theorem9.chain_instances import (
     FREE,
     dims,
     edge_plan,
@@ -16,8 +18,6 @@ from sltcheck.harness.instances._theorems import (
     project,
     sequence,
 )
-from sltcheck.model.weights import BlockWeights, TransformerWeights
-from sltcheck.statements import Instance
 from sltcheck.statements.theorem14 import make_instance
 
 __all__ = ["FREE", "instances", "project"]

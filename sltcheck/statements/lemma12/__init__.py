@@ -35,7 +35,7 @@ from __future__ import annotations
 from functools import partial
 
 from sltcheck.statements import Instance, Mutant
-from sltcheck.statements._lipschitz import lipschitz_bound, output_shift
+from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift
 
 ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "mask-rows", "input-perturbation")
 

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.worst_case import theorem9 as w9
+from sltcheck.statements.theorem9 import worst_case as w9
 from sltcheck.worst_case._common import BRACKET, CLOSED, alpha_for, nonneg, positive_int, rank_one, result, unit
 
 PARAMS = ("H", "d1", "L", "alpha", "e_qk", "e_vo", "e_fc")

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.worst_case import theorem11 as w11
+from sltcheck.statements.theorem11 import worst_case as w11
 from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result, tokens
 from sltcheck.worst_case._search import INSIDE, pad
 

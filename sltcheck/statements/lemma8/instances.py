@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from sltcheck.harness.instances._softmax import FREE, project_softmax, softmax_instances
 from sltcheck.statements import Instance
+from sltcheck.statements.lemma8.softmax_instances import FREE, project_softmax, softmax_instances
 
 EPS_HIGH = 3.0  # Lemma 8 allows any eps_max >= 0; beyond ~3 the bound is astronomically loose
 
