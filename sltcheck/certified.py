@@ -66,8 +66,8 @@ MAX_DPS digits by default ("work_dps" in the result).
 Norms are enclosed as sqrt(sum x_k^2) with x_k^2 evaluated as an interval square (never
 negative); max of real values as the interval hull [max of lower ends, max of upper ends]
 (:func:`hull_max`). exp(x) - 1 is evaluated with extra bits for small |x| (no cancellation);
-in the chains of Theorems 9/11/14 it follows ``theorem9.expm1``, which replaces exp(x) - 1 by a
-power of two above ``theorem9.HUGE_EXPONENT`` (:func:`chain_expm1`).
+in the chains of Theorems 9/11/14 it follows ``arithmetic.expm1``, which replaces exp(x) - 1 by a
+power of two above ``arithmetic.HUGE_EXPONENT`` (:func:`chain_expm1`).
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ import numpy as np
 from mpmath import iv, libmp
 
 from sltcheck.numerics import precision
+from sltcheck.numerics.arithmetic import HUGE_EXPONENT, VACUOUS_BITS
 from sltcheck.numerics.validation import check_dps
 
 DEFAULT_DPS = 30
@@ -205,13 +206,11 @@ def expm1(x: Any) -> Any:
 
 
 def _power_of_two_bound(x: Any) -> Any:
-    """Enclosure of theorem9.expm1's stand-in for exp(x) - 1 at x > HUGE_EXPONENT: 2^(ceil(v) + 1),
+    """Enclosure of arithmetic.expm1's stand-in for exp(x) - 1 at x > HUGE_EXPONENT: 2^(ceil(v) + 1),
     v = x log2(e) (1 + 2^-40), the exponent capped at VACUOUS_BITS. The point code rounds v at
     its own precision (at least 30 digits), so the exponent is widened by a relative 2^-60."""
-    from sltcheck.statements import theorem9 as t9
-
     lo, hi = ends(x / iv.log(2) * (1 + iv.mpf(2) ** -40))
-    cap = int(t9.VACUOUS_BITS)  # a Python int: compared with mpf exactly, never rounded
+    cap = int(VACUOUS_BITS)  # a Python int: compared with mpf exactly, never rounded
     with mpmath.workprec(400):  # every exponent below the cap (10^100 < 2^333) is exact here
         slack = mpmath.mpf(2) ** -60
         low = cap if lo >= cap else min(int(mpmath.floor(lo * (1 - slack))) + 1, cap)
@@ -220,11 +219,9 @@ def _power_of_two_bound(x: Any) -> Any:
 
 
 def chain_expm1(x: Any) -> Any:
-    """Enclosure of ``theorem9.expm1`` (what the chains of Theorems 9, 11, 14 use for exp(x) - 1)."""
-    from sltcheck.statements import theorem9 as t9
-
+    """Enclosure of ``arithmetic.expm1`` (what the chains of Theorems 9, 11, 14 use for exp(x) - 1)."""
     lo, hi = ends(x)
-    huge = mpmath.mpf(t9.HUGE_EXPONENT)
+    huge = mpmath.mpf(HUGE_EXPONENT)
     if hi <= huge:
         return expm1(x)
     if lo > huge:

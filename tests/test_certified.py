@@ -10,7 +10,7 @@ from mpmath import iv
 from sltcheck import certified
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
-from sltcheck.numerics import precision
+from sltcheck.numerics import arithmetic, precision
 from sltcheck.numerics.verdict import decide
 from sltcheck.statements import load
 
@@ -58,10 +58,10 @@ def test_relu_and_expm1_enclosures():
             lo, hi = certified.ends(certified.expm1(iv.mpf(x)))
             with mpmath.workdps(60):
                 assert lo <= mpmath.expm1(x) <= hi
-        # above theorem9.HUGE_EXPONENT the chains use a power of two; the enclosure holds it
+        # above arithmetic.HUGE_EXPONENT the chains use a power of two; the enclosure holds it
         huge = 2.5e4
         lo, hi = certified.ends(certified.chain_expm1(iv.mpf(huge)))
-    assert lo <= t9.expm1(mpmath.mpf(huge), DPS) <= hi and lo > 0
+    assert lo <= arithmetic.expm1(mpmath.mpf(huge), DPS) <= hi and lo > 0
 
 
 def test_fc_and_block_enclose_the_reference():
@@ -391,10 +391,10 @@ def test_theorem14_agrees_with_point_verdicts(seed, noise):
     assert (star < 1) == (noise < 1e-6)
 
 
-@pytest.mark.parametrize(("B", "bits"), [(2, 10**6), (3, t9.VACUOUS_BITS)], ids=["power-of-two", "capped"])
+@pytest.mark.parametrize(("B", "bits"), [(2, 10**6), (3, arithmetic.VACUOUS_BITS)], ids=["power-of-two", "capped"])
 def test_theorem14_astronomical_bounds_enclosed(B, bits):
-    """Large source errors: Lemma 13's exp(4 beta Delta) overflows theorem9.HUGE_EXPONENT and the chain
-    uses theorem9.expm1's power of two (at B = 3 capped at 2^VACUOUS_BITS); the enclosure holds it."""
+    """Large source errors: Lemma 13's exp(4 beta Delta) overflows arithmetic.HUGE_EXPONENT and the chain
+    uses arithmetic.expm1's power of two (at B = 3 capped at 2^VACUOUS_BITS); the enclosure holds it."""
     inst = _random_t14(np.random.default_rng(0), B=B, H=2, noise=0.3)
     result = certified.evaluate("theorem14", inst)
     point = t14.VARIANTS["as-proven"](inst, DPS)

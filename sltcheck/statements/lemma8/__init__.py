@@ -41,17 +41,10 @@ import numpy as np
 
 from sltcheck.model import reference
 from sltcheck.numerics import precision
+from sltcheck.numerics.arithmetic import scalar
 from sltcheck.statements import Instance, Mutant
 
 ASSUMPTIONS = ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows")
-
-
-def scalar(value: object, dps: int | None) -> object:
-    """``value`` as an mpf at ``dps`` digits, or a float for ``dps=None``."""
-    if dps is None:
-        return float(value)  # type: ignore[arg-type]
-    with mpmath.workdps(dps):
-        return mpmath.mpf(value)
 
 
 def expm1(value: object, dps: int | None) -> object:

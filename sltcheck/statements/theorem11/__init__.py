@@ -81,6 +81,7 @@ from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights
 from sltcheck.numerics import precision
+from sltcheck.numerics.arithmetic import expm1, max_abs, num, rounded, spectral, sqrt, stable, stated_or_proven
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 
@@ -193,16 +194,16 @@ def fc_layer_errors(
                 ) -> tuple[list[Any], tuple[np.ndarray, np.ndarray]]:
                     with mpmath.workdps(w):
                         p, m = _parts(W, A1, A2, w)
-                        return [t9.max_abs(p, w), t9.max_abs(m, w)], (p, m)
+                        return [max_abs(p, w), max_abs(m, w)], (p, m)
 
-                _, (plus, minus), work = t9.stable(compute, dps)
+                _, (plus, minus), work = stable(compute, dps)
             with precision.working_precision(work):
-                e_plus, e_minus = t9.max_abs(plus, work), t9.max_abs(minus, work)
+                e_plus, e_minus = max_abs(plus, work), max_abs(minus, work)
                 e = max(e_plus, e_minus)
-                root = t9.sqrt(t9.num(rows * cols, work), work)
+                root = sqrt(num(rows * cols, work), work)
                 both = np.concatenate([plus, minus], axis=1)
-                tight_first = min(t9.spectral(both, work), root * e)
-                tight_later = min(t9.spectral(plus, work), root * e_plus)
+                tight_first = min(spectral(both, work), root * e)
+                tight_later = min(spectral(plus, work), root * e_plus)
                 entry = {
                     "structured": True,
                     "e": e,
@@ -213,7 +214,7 @@ def fc_layer_errors(
         else:
             work = None if dps is None else dps + 10
             with precision.working_precision(work):
-                generic = t9.spectral(A2, work) * t9.spectral(A1, work) + t9.spectral(W, work)
+                generic = spectral(A2, work) * spectral(A1, work) + spectral(W, work)
                 entry = {
                     "structured": False,
                     "e": generic,
@@ -221,7 +222,7 @@ def fc_layer_errors(
                     "delta_tight_first": generic,
                     "delta_tight_later": generic,
                 }
-        out.append({k: (t9.rounded(v, dps) if k != "structured" else v) for k, v in entry.items()})
+        out.append({k: (rounded(v, dps) if k != "structured" else v) for k, v in entry.items()})
     return out
 
 
@@ -230,7 +231,7 @@ def eps_10(target: FCWeights, errors: list[dict[str, Any]], dps: int | None) -> 
     L = len(target.layers)
     with precision.working_precision(dps):
         return max(
-            t9.num(4 * L * W.shape[0] * W.shape[1], dps) * err["e"]
+            num(4 * L * W.shape[0] * W.shape[1], dps) * err["e"]
             for W, err in zip(target.layers, errors, strict=True)
         )
 
@@ -248,18 +249,18 @@ def fc_bound(
         raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
     errors = fc_layer_errors(target, pruned_source, dps)
     with precision.working_precision(dps):
-        r = t9.num(input_norm, dps)
+        r = num(input_norm, dps)
         if reading != "pensia":
             e10 = eps_10(target, errors, dps)
             if reading == "theorem10-literal":
-                return t9.expm1(r * e10 / 2, dps)
-            return r * t9.expm1(e10 / 2, dps)
-        gap, norm = t9.num(0, dps), r
+                return expm1(r * e10 / 2, dps)
+            return r * expm1(e10 / 2, dps)
+        gap, norm = num(0, dps), r
         for index, (W, err) in enumerate(zip(target.layers, errors, strict=True)):
             if mode == "as-proven":
-                s, delta = t9.num(1, dps), err["delta_as_proven"]
+                s, delta = num(1, dps), err["delta_as_proven"]
             else:
-                s = t9.spectral(np.asarray(W, dtype=np.float64), dps)
+                s = spectral(np.asarray(W, dtype=np.float64), dps)
                 delta = err["delta_tight_first"] if index == 0 else err["delta_tight_later"]
             gap = s * gap + delta * (norm + gap)
             norm = s * norm
@@ -268,11 +269,11 @@ def fc_bound(
 
 def fc_lipschitz(target: FCWeights, dps: int | None, mode: str) -> Any:
     if mode == "as-proven":
-        return t9.num(1, dps)
+        return num(1, dps)
     with precision.working_precision(dps):
-        out = t9.num(1, dps)
+        out = num(1, dps)
         for W in target.layers:
-            out = out * t9.spectral(np.asarray(W, dtype=np.float64), dps)
+            out = out * spectral(np.asarray(W, dtype=np.float64), dps)
         return out
 
 
@@ -293,15 +294,15 @@ def chain(
     attention = t9.chain(target.attention, pruned_source.attention, token_bound, dps, mode)
     with precision.working_precision(dps):
         A = attention["total"]
-        a = t9.num(token_bound, dps)
+        a = num(token_bound, dps)
         H, d1 = target.attention.heads, target.attention.d_in
-        root = t9.sqrt(t9.num(d1, dps), dps)
+        root = sqrt(num(d1, dps), dps)
         if mode == "as-proven":
             r = max(3 * a * H * root, A + a * (H * root + 1))  # Eq. 19
         else:
             vo = target.attention.merged(dps).W_VO
-            scale = root if mode == "tight" else t9.num(1, dps)
-            r = a + A + scale * a * sum((t9.spectral(m, dps) for m in vo), t9.num(0, dps))
+            scale = root if mode == "tight" else num(1, dps)
+            r = a + A + scale * a * sum((spectral(m, dps) for m in vo), num(0, dps))
     fc = fc_bound(target.fc, pruned_source.fc, r, dps, mode, reading)
     with precision.working_precision(dps):
         lip = fc_lipschitz(target.fc, dps, mode)
@@ -311,7 +312,7 @@ def chain(
         "fc_input": r,
         "fc": fc,
         "lipschitz": lip,
-        "total": t9.rounded(total, dps),
+        "total": rounded(total, dps),
     }
 
 
@@ -323,18 +324,18 @@ def eps_star(
     errors = t9.achieved_errors(target.attention, pruned_source.attention, dps)
     fc = fc_layer_errors(target.fc, pruned_source.fc, dps)
     with precision.working_precision(dps):
-        a = t9.num(alpha, dps)
+        a = num(alpha, dps)
         H, d1 = target.attention.heads, target.attention.d_in
         L = len(target.fc.layers)
-        root = t9.sqrt(t9.num(d1, dps), dps)
+        root = sqrt(num(d1, dps), dps)
         d2 = target.attention.d_out
-        qk = 32 * H * a**3 * d1 * root * t9.num(max(errors["e_QK"]), dps)
-        vo = 8 * H * a * d1 * t9.sqrt(t9.num(d2, dps), dps) * t9.num(max(errors["e_VO"]), dps)
+        qk = 32 * H * a**3 * d1 * root * num(max(errors["e_QK"]), dps)
+        vo = 8 * H * a * d1 * sqrt(num(d2, dps), dps) * num(max(errors["e_VO"]), dps)
         ff = max(
             24 * a * L * H * root * W.shape[0] * W.shape[1] * err["e"]
             for W, err in zip(target.fc.layers, fc, strict=True)
         )
-        return t9.rounded(max(qk, vo, ff), dps)
+        return rounded(max(qk, vo, ff), dps)
 
 
 def a_posteriori_bound(
@@ -345,7 +346,7 @@ def a_posteriori_bound(
     variant: str = "as-proven",
 ) -> Any:
     """The proof's bound on max_i ||Blk_S(x_i) - Blk_T(x_i)|| for inputs with ||x_i|| <= alpha."""
-    variant, star = t9.stated_or_proven(
+    variant, star = stated_or_proven(
         variant, VARIANT_NAMES, lambda: eps_star(target, pruned_source, alpha, dps)
     )
     if star is not None:

@@ -90,6 +90,7 @@ from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
+from sltcheck.numerics.arithmetic import expm1, num, rounded, spectral, sqrt, stated_or_proven
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
@@ -167,8 +168,8 @@ def measured(instance: Instance, dps: int | None) -> Any:
 def lemma13(H: int, d1: int, beta: Any, delta: Any, dps: int | None, factor: int = 2) -> Any:
     """factor H sqrt(d1) (beta (exp(4 beta delta) - 1) + 2 delta): 2 as proven, 1 as stated."""
     with precision.working_precision(dps):
-        root = t9.sqrt(t9.num(d1, dps), dps)
-        return factor * H * root * (beta * t9.expm1(4 * beta * delta, dps) + 2 * delta)
+        root = sqrt(num(d1, dps), dps)
+        return factor * H * root * (beta * expm1(4 * beta * delta, dps) + 2 * delta)
 
 
 def block_lipschitz(block: BlockWeights, beta: Any, delta: Any, dps: int | None, mode: str) -> Any:
@@ -177,12 +178,12 @@ def block_lipschitz(block: BlockWeights, beta: Any, delta: Any, dps: int | None,
     merged = block.attention.merged(dps)
     with precision.working_precision(dps):
         root = (
-            t9.sqrt(t9.num(block.attention.d_in, dps), dps) if mode == "tight" else t9.num(1, dps)
+            sqrt(num(block.attention.d_in, dps), dps) if mode == "tight" else num(1, dps)
         )
-        attention = t9.num(0, dps)
+        attention = num(0, dps)
         for qk, vo in zip(merged.W_QK, merged.W_VO, strict=True):
-            eps = t9.spectral(qk, dps) * (2 * beta * delta + delta * delta)
-            attention += root * (beta * t9.expm1(2 * eps, dps) + delta) * t9.spectral(vo, dps)
+            eps = spectral(qk, dps) * (2 * beta * delta + delta * delta)
+            attention += root * (beta * expm1(2 * eps, dps) + delta) * spectral(vo, dps)
         return (1 + t11.fc_lipschitz(block.fc, dps, mode)) * (attention + delta)
 
 
@@ -191,16 +192,16 @@ def target_growth(block: BlockWeights, dps: int | None, mode: str) -> Any:
     vo = block.attention.merged(dps).W_VO
     with precision.working_precision(dps):
         root = (
-            t9.sqrt(t9.num(block.attention.d_in, dps), dps) if mode == "tight" else t9.num(1, dps)
+            sqrt(num(block.attention.d_in, dps), dps) if mode == "tight" else num(1, dps)
         )
-        values = sum((t9.spectral(m, dps) for m in vo), t9.num(0, dps))
+        values = sum((spectral(m, dps) for m in vo), num(0, dps))
         return (1 + t11.fc_lipschitz(block.fc, dps, mode)) * (1 + root * values)
 
 
 def betas(alpha: object, H: int, d1: int, B: int, dps: int | None) -> list[Any]:
     """beta_b = alpha (4 H sqrt(d1))^{b-1}, b = 1..B (proof of Theorem 14)."""
     with precision.working_precision(dps):
-        a, root = t9.num(alpha, dps), t9.sqrt(t9.num(d1, dps), dps)
+        a, root = num(alpha, dps), sqrt(num(d1, dps), dps)
         return [a * (4 * H * root) ** b for b in range(B)]
 
 
@@ -225,7 +226,7 @@ def chain(
         )
     d1 = target.blocks[0].attention.d_in
     with precision.working_precision(dps):
-        beta, delta = t9.num(token_bound, dps), t9.num(0, dps)
+        beta, delta = num(token_bound, dps), num(0, dps)
     rows = []
     for b, (tgt, src) in enumerate(zip(target.blocks, pruned_source.blocks, strict=True)):
         H = tgt.attention.heads
@@ -255,24 +256,24 @@ def chain(
         with precision.working_precision(dps):
             delta = propagated + block_error
             if mode == "as-proven":
-                beta = beta * 4 * H * t9.sqrt(t9.num(d1, dps), dps)
+                beta = beta * 4 * H * sqrt(num(d1, dps), dps)
             else:
                 beta = beta * target_growth(tgt, dps, mode)
-    return {"blocks": rows, "total": t9.rounded(delta, dps)}
+    return {"blocks": rows, "total": rounded(delta, dps)}
 
 
 def block_factors(alpha: object, H: int, d1: int, B: int, dps: int | None) -> list[Any]:
     """K_b of the proof: block b's Theorem 11 is applied at eps / K_b."""
     beta = betas(alpha, H, d1, B, dps)
     with precision.working_precision(dps):
-        root = t9.sqrt(t9.num(d1, dps), dps)
+        root = sqrt(num(d1, dps), dps)
         out = []
         for b in range(1, B + 1):
-            product = t9.num(1, dps)
+            product = num(1, dps)
             for j in range(b + 1, B + 1):
                 product *= 16 * H * root * beta[j - 1] ** 2
             power = B - 1 if b == 1 else B - b + 1
-            out.append(t9.num(2, dps) ** power * product)
+            out.append(num(2, dps) ** power * product)
         return out
 
 
@@ -286,7 +287,7 @@ def eps_star(
         for b, (tgt, src) in enumerate(zip(target.blocks, pruned_source.blocks, strict=True)):
             alpha_b = beta[0] if b == 0 else 2 * beta[b]
             stars.append(K[b] * t11.eps_star(tgt, src, alpha_b, dps))
-        return t9.rounded(max(stars), dps)
+        return rounded(max(stars), dps)
 
 
 def a_posteriori_bound(
@@ -297,7 +298,7 @@ def a_posteriori_bound(
     variant: str = "as-proven",
 ) -> Any:
     """The proof's bound on max_i ||Tf_S(x_i) - Tf_T(x_i)|| for all inputs with ||x_i|| <= alpha."""
-    variant, star = t9.stated_or_proven(
+    variant, star = stated_or_proven(
         variant, VARIANT_NAMES, lambda: eps_star(target, pruned_source, alpha, dps)
     )
     if star is not None:
@@ -388,10 +389,10 @@ def _mutant(change: str) -> Callable[[Instance, int | None], Any]:
         if change == "lipschitz-one":
             rows = chain(target, source, alpha, dps)["blocks"]
             with precision.working_precision(dps):
-                return sum((row["theorem11"] for row in rows), t9.num(0, dps))
+                return sum((row["theorem11"] for row in rows), num(0, dps))
         # constant-betas: every block's inputs assumed bounded by alpha (no growth through blocks)
         with precision.working_precision(dps):
-            a, delta = t9.num(alpha, dps), t9.num(0, dps)
+            a, delta = num(alpha, dps), num(0, dps)
             for tgt, src in zip(target.blocks, source.blocks, strict=True):
                 H, d1 = tgt.attention.heads, tgt.attention.d_in
                 delta = lemma13(H, d1, a, delta, dps) + t11.chain(tgt, src, a + delta, dps)["total"]
