@@ -1,4 +1,143 @@
-"""Certified verdicts (moving: the interval arithmetic is in :mod:`sltcheck.numerics.intervals`)."""
+"""Certified verdicts: "measured <= bound" decided by interval arithmetic, never by rounding.
 
-from sltcheck.numerics.intervals import *  # noqa: F403
-from sltcheck.numerics.intervals import MAX_DPS, as_dict, evaluate, supported  # noqa: F401
+Both sides are enclosed in outward-rounded intervals (``mpmath.iv``, through the interval mode
+of :mod:`sltcheck.numerics.precision`): every float64 field of an instance is converted exactly to a
+point interval, every +, -, *, /, exp, sqrt rounds outward, so each computed interval contains
+the exact real value of the side. Then (:func:`decide_interval`):
+
+- "holds"     if sup(measured) <= inf(bound): measured <= bound is proved;
+- "violated"  if inf(measured) >  sup(bound): measured > bound is proved;
+- "undecided" otherwise (the intervals overlap: the sides are too close for this precision,
+  or equal as real numbers, as on the instances built in the tests to sit on the bound),
+  or when the bound needs a quantity not enclosed here (then ``reason`` says which).
+
+Each enclosure (``sltcheck.statements.<name>.enclosure``, discovered: ``measured(instance)`` and
+``BOUNDS``, variant or mutant -> ``bound(instance)``) mirrors the point evaluation of its
+statement module (same formula, same branches), so the verdict is about the same bound the
+searches report. The interval arithmetic is :mod:`sltcheck.numerics.intervals`.
+
+What is enclosed: :func:`supported` lists it (``evaluate(statement, instance, variant, dps)``).
+Mutants that only drop an assumption (``no-token-norm``, ...) keep a variant's bound: evaluate
+them under that variant's name.
+
+Not enclosed:
+
+- the ``tight``/``sharp`` variants of Theorems 9, 11 and 14: they need spectral norms, and an
+  enclosure of the largest singular value (e.g. Rayleigh quotient below, Ostrowski +
+  Gershgorin above) is not implemented;
+- for the same reason, Theorem 11/14 bounds on a source FC layer pair that is not
+  single-input (Theorem 10's generic delta ||A_2|| ||A_1|| + ||W_l|| is spectral): ``evaluate``
+  then returns "undecided" with a ``reason`` and no bound enclosure;
+- Theorem 9's mutants and Lemmas 2, 4, 7 (not attempted).
+
+The "as-stated" variants of Theorems 9, 11, 14 fall back to "as-proven" where eps* >= 1; where
+the enclosure of eps* straddles 1 the enclosure is the hull of both (:func:`stated_or_proven`).
+An outcome left undecided by enclosures that cancelled most of their ``dps`` digits (a source
+within 1e-30 of its target, eps_max = 1e-30) is evaluated again at twice the precision, up to
+MAX_DPS digits by default ("work_dps" in the result).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+from typing import Any
+
+import mpmath
+
+from sltcheck.numerics import precision
+from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, width_digits
+from sltcheck.numerics.validation import check_dps
+from sltcheck.statements import STATEMENT_MODULES, load
+
+DEFAULT_DPS = 30
+OUTCOMES = ("holds", "violated", "undecided")
+# An undecided outcome whose two enclosures do not agree to dps - GUARD_DIGITS digits is evaluated
+# again at twice the precision, up to MAX_DPS digits (enough for perturbations of 1e-30 at dps 30).
+GUARD_DIGITS = 10
+MAX_DPS = 120
+
+
+@functools.cache
+def enclosures() -> dict[str, ModuleType]:
+    """Statement -> its ``enclosure`` module, for the statements that have one (paper order)."""
+    found = {}
+    for name in STATEMENT_MODULES:
+        try:
+            found[name] = importlib.import_module(f"sltcheck.statements.{name}.enclosure")
+        except ModuleNotFoundError as error:
+            if error.name != f"sltcheck.statements.{name}.enclosure":
+                raise
+    return found
+
+
+def supported() -> dict[str, tuple[str, ...]]:
+    """Statement -> the variants (and mutants) whose bound is enclosed."""
+    return {name: tuple(module.BOUNDS) for name, module in enclosures().items()}
+
+
+def default_variant(statement: str) -> str:
+    """The statement module's DEFAULT_VARIANT."""
+    return str(load(statement).DEFAULT_VARIANT)
+
+
+def evaluate(statement: str, instance: dict[str, Any], variant: str | None = None,
+             dps: int = DEFAULT_DPS, max_dps: int | None = None) -> dict[str, Any]:
+    """Enclosures of measured and bound for ``instance`` and the certified outcome.
+
+    ``variant`` defaults to the statement module's DEFAULT_VARIANT. Where the bound needs a
+    quantity not enclosed here (a spectral norm), "bound" is None, the outcome "undecided"
+    and "reason" says why (otherwise "reason" is None).
+
+    An undecided outcome whose two enclosures do not agree to ``dps`` - GUARD_DIGITS digits (they
+    are blurred: a perturbation of 1e-30 cancels 30 digits) is evaluated again at twice the
+    precision, up to ``max_dps`` (default max(dps, MAX_DPS)) digits. "work_dps" is the precision
+    of the returned enclosures. A side that is exactly 0 (an unperturbed input) keeps an
+    enclosure [0, width] at every precision: such an instance stays undecided, at ``max_dps``.
+    """
+    found = supported()
+    if statement not in found:
+        raise ValueError(f"statement must be one of {', '.join(found)} (interval evaluation), got {statement!r}")
+    if variant is None:
+        variant = default_variant(statement)
+    if variant not in found[statement]:
+        raise ValueError(f"variant must be one of {', '.join(found[statement])} for {statement}, got {variant!r}")
+    dps = check_dps(dps)
+    limit = max(dps, MAX_DPS) if max_dps is None else check_dps(max_dps)
+    work, result = dps, _evaluate_at(statement, instance, variant, dps)
+    while result["outcome"] == "undecided" and result["reason"] is None and work < limit:
+        if width_digits(hull([result["measured"], result["bound"]])) >= dps - GUARD_DIGITS:
+            break  # the sides agree to the digits asked for: close, not blurred
+        work = min(limit, 2 * work)
+        result = _evaluate_at(statement, instance, variant, work)
+    return {"dps": dps, **result}
+
+
+def _evaluate_at(statement: str, instance: dict[str, Any], variant: str, work: int) -> dict[str, Any]:
+    reason = None
+    with precision.interval_arithmetic(work):
+        module = enclosures()[statement]
+        m = module.measured(instance)
+        try:
+            b = module.BOUNDS[variant](instance)
+        except NotEnclosed as why:
+            b, reason = None, str(why)
+        outcome = "undecided" if b is None else decide_interval(m, b)
+    return {"statement": statement, "variant": variant, "work_dps": work, "measured": m, "bound": b,
+            "outcome": outcome, "certified": outcome != "undecided", "reason": reason,
+            "measured_digits": width_digits(m), "bound_digits": None if b is None else width_digits(b)}
+
+
+def as_dict(result: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready: intervals as [low, high] strings (20 digits, outward); a missing bound as None."""
+    def pair(x: Any) -> list[str] | None:
+        if x is None:
+            return None
+        lo, hi = ends(x)
+        return [mpmath.nstr(lo, 20), mpmath.nstr(hi, 20)]  # display only (nstr rounds to nearest)
+
+    out = {k: v for k, v in result.items() if k not in ("measured", "bound")}
+    out["measured_interval"] = pair(result["measured"])
+    out["bound_interval"] = pair(result["bound"])
+    return out

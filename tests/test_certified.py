@@ -10,7 +10,7 @@ from mpmath import iv
 from sltcheck import certified
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
-from sltcheck.numerics import arithmetic, precision
+from sltcheck.numerics import arithmetic, intervals, precision
 from sltcheck.numerics.verdict import decide
 from sltcheck.statements import load
 
@@ -23,13 +23,13 @@ DPS = 30
 
 
 def test_decide_interval():
-    assert certified.decide_interval((1, 2), (2, 3)) == "holds"
-    assert certified.decide_interval((2.5, 3), (1, 2)) == "violated"
-    assert certified.decide_interval((1, 2.5), (2, 3)) == "undecided"
-    assert certified.decide_interval(iv.mpf(1), iv.mpf(1)) == "holds"  # equal points: <= is proved
-    assert certified.decide_interval(iv.mpf([1, 1]), iv.mpf([0.5, 1])) == "undecided"
+    assert intervals.decide_interval((1, 2), (2, 3)) == "holds"
+    assert intervals.decide_interval((2.5, 3), (1, 2)) == "violated"
+    assert intervals.decide_interval((1, 2.5), (2, 3)) == "undecided"
+    assert intervals.decide_interval(iv.mpf(1), iv.mpf(1)) == "holds"  # equal points: <= is proved
+    assert intervals.decide_interval(iv.mpf([1, 1]), iv.mpf([0.5, 1])) == "undecided"
     with pytest.raises(ValueError, match="finite"):
-        certified.decide_interval((1, float("inf")), (0, 1))
+        intervals.decide_interval((1, float("inf")), (0, 1))
 
 
 def test_interval_mode_encloses_and_leaves_point_mode_alone():
@@ -42,25 +42,25 @@ def test_interval_mode_encloses_and_leaves_point_mode_alone():
     exact = reference.masked_softmax(logits, mask, 60)
     with mpmath.workdps(60):
         for a, b in zip(p.flat, exact.flat, strict=True):
-            lo, hi = certified.ends(a)
+            lo, hi = intervals.ends(a)
             assert lo <= b <= hi and hi - lo < mpmath.mpf(10) ** -25
     assert reference.masked_softmax(logits, mask, 30)[0, 0].__class__ is mpmath.mpf
 
 
 def test_relu_and_expm1_enclosures():
     with precision.interval_arithmetic(DPS):
-        assert certified.ends(certified.relu(iv.mpf([-1, 2]))) == (0, 2)
-        assert certified.ends(certified.relu(iv.mpf([-2, -1]))) == (0, 0)
-        assert certified.ends(certified.relu(iv.mpf([0.5, 1]))) == (0.5, 1)
-        tiny = certified.expm1(iv.mpf(1e-20))  # no cancellation: full precision
-        assert certified.width_digits(tiny) > DPS - 2
+        assert intervals.ends(intervals.relu(iv.mpf([-1, 2]))) == (0, 2)
+        assert intervals.ends(intervals.relu(iv.mpf([-2, -1]))) == (0, 0)
+        assert intervals.ends(intervals.relu(iv.mpf([0.5, 1]))) == (0.5, 1)
+        tiny = intervals.expm1(iv.mpf(1e-20))  # no cancellation: full precision
+        assert intervals.width_digits(tiny) > DPS - 2
         for x in (1e-20, 0.3, -2.0, 50.0):
-            lo, hi = certified.ends(certified.expm1(iv.mpf(x)))
+            lo, hi = intervals.ends(intervals.expm1(iv.mpf(x)))
             with mpmath.workdps(60):
                 assert lo <= mpmath.expm1(x) <= hi
         # above arithmetic.HUGE_EXPONENT the chains use a power of two; the enclosure holds it
         huge = 2.5e4
-        lo, hi = certified.ends(certified.chain_expm1(iv.mpf(huge)))
+        lo, hi = intervals.ends(intervals.chain_expm1(iv.mpf(huge)))
     assert lo <= arithmetic.expm1(mpmath.mpf(huge), DPS) <= hi and lo > 0
 
 
@@ -71,11 +71,11 @@ def test_fc_and_block_enclose_the_reference():
     weights = BlockWeights(_mha_weights(rng, 2, 2), layers)
     mask = np.tril(np.ones((3, 3)))
     with precision.interval_arithmetic(DPS):
-        enclosures = [certified.fc(x, layers.layers), certified.block(x, mask, weights)]
+        enclosures = [intervals.fc(x, layers.layers), intervals.block(x, mask, weights)]
     references = [reference.fc(x, layers, 60), reference.block(x, mask, weights, 60)]
     for enclosure, exact in zip(enclosures, references, strict=True):
         for a, b in zip(enclosure.flat, exact.flat, strict=True):
-            lo, hi = certified.ends(a)
+            lo, hi = intervals.ends(a)
             with mpmath.workdps(60):
                 assert lo <= b <= hi
 
@@ -214,7 +214,7 @@ def _agrees(statement: str, inst: dict, variant: str) -> str:
     assert result["reason"] is None
     with mpmath.workdps(60):
         for value, enclosure in ((point.measured, result["measured"]), (point.bound, result["bound"])):
-            lo, hi = certified.ends(enclosure)
+            lo, hi = intervals.ends(enclosure)
             slack = mpmath.mpf(10) ** -25 * abs(value)
             assert lo - slack <= value <= hi + slack, (variant, value, lo, hi)
     if abs(point.ratio - 1) > 0.01:
@@ -295,7 +295,7 @@ def test_lipschitz_undecided_on_the_bound(statement):
     inst = _random_lipschitz(np.random.default_rng(7), L=0 if statement == "lemma12" else 2)
     inst["X_perturbed"], inst["eps_max"] = inst["X"].copy(), 0.0
     result = certified.evaluate(statement, inst)
-    assert certified.ends(result["bound"]) == (0, 0)
+    assert intervals.ends(result["bound"]) == (0, 0)
     assert result["outcome"] == "undecided" and not result["certified"]
     # and a bound enclosure around the measured value itself decides nothing
     inst = _random_lipschitz(np.random.default_rng(8), L=0 if statement == "lemma12" else 2)
@@ -303,7 +303,7 @@ def test_lipschitz_undecided_on_the_bound(statement):
     point = load(statement).measured(inst, DPS)
     with mpmath.workdps(60):
         around = (point * (1 - mpmath.mpf(10) ** -40), point * (1 + mpmath.mpf(10) ** -40))
-    assert certified.decide_interval(m, around) == "undecided"
+    assert intervals.decide_interval(m, around) == "undecided"
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -398,7 +398,7 @@ def test_theorem14_astronomical_bounds_enclosed(B, bits):
     inst = _random_t14(np.random.default_rng(0), B=B, H=2, noise=0.3)
     result = certified.evaluate("theorem14", inst)
     point = t14.VARIANTS["as-proven"](inst, DPS)
-    lo, hi = certified.ends(result["bound"])
+    lo, hi = intervals.ends(result["bound"])
     with mpmath.workdps(DPS):
         assert lo <= point <= hi and mpmath.log(point, 2) > 0.99 * bits
     assert result["outcome"] == "holds"
@@ -422,7 +422,7 @@ def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
     assert _agrees("theorem14", _t14_scalar(1.01, 1.0), "as-proven") == "holds"
     exact = _t14_scalar(1.0, 1.0)
     result = certified.evaluate("theorem14", exact)
-    assert certified.ends(result["bound"]) == (0, 0)
+    assert intervals.ends(result["bound"]) == (0, 0)
     assert result["outcome"] == "undecided" and not result["certified"]
     # a bound enclosure around the measured value itself decides nothing
     inst = _random_t14(np.random.default_rng(4))
@@ -430,7 +430,7 @@ def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
     point = t14.measured(inst, DPS)
     with mpmath.workdps(60):
         around = (point * (1 - mpmath.mpf(10) ** -40), point * (1 + mpmath.mpf(10) ** -40))
-    assert certified.decide_interval(m, around) == "undecided"
+    assert intervals.decide_interval(m, around) == "undecided"
 
 
 def test_unsupported():

@@ -1,0 +1,40 @@
+"""Interval enclosure (see :mod:`sltcheck.certified`) of Lemma 8:
+
+``lemma8``: measured (max over rows of ||(sigma(l_i) - sigma(l_i + eps_i)) X||), the bound
+  ``as-stated`` and the mutant ``exponent-quartered``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from mpmath import iv
+
+from sltcheck.numerics import precision
+from sltcheck.numerics.intervals import expm1, hull_max, row_norms, scalar, softmax
+
+
+def measured(instance: dict[str, Any]) -> Any:
+    logits = precision.to_iv(np.asarray(instance["logits"], dtype=np.float64))
+    mask = np.asarray(instance["mask"])
+    pert = precision.to_iv(np.asarray(instance["perturbation"], dtype=np.float64))
+    X = precision.to_iv(np.asarray(instance["X"], dtype=np.float64))
+    p = softmax(logits, mask)
+    q = softmax(logits + pert, mask)
+    return hull_max(row_norms((p - q) @ X))
+
+
+def bound(factor: float, exponent: float) -> Callable[[dict[str, Any]], Any]:
+    def bound(instance: dict[str, Any]) -> Any:
+        d1, alpha, e = (scalar(instance[k]) for k in ("d1", "alpha", "eps_max"))
+        return iv.mpf(factor) * iv.sqrt(d1) * alpha * expm1(iv.mpf(exponent) * e)
+
+    return bound
+
+
+BOUNDS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "as-stated": bound(1.0, 2.0),
+    "exponent-quartered": bound(1.0, 0.5),
+}

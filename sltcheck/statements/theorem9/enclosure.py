@@ -1,0 +1,80 @@
+"""Interval enclosure (see :mod:`sltcheck.certified`) of Theorem 9:
+
+``theorem9``: measured (max_i ||Attn_S(x_i) - Attn_T(x_i)||, the per-head MHA of
+  ``reference.mha`` re-stated here for intervals) and the bounds ``as-proven`` and
+  ``as-stated`` (the chain of the module docstring, from the merged deltas computed in
+  intervals (:func:`merged`): max-norms, sqrt, exp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from mpmath import iv
+
+from sltcheck.numerics.intervals import (
+    as_interval,
+    chain_expm1,
+    gap,
+    hull_max,
+    merged_errors,
+    mha,
+    scalar,
+    stated_or_proven,
+)
+
+
+def measured(instance: dict[str, Any]) -> Any:
+    from sltcheck.statements import theorem9 as t9
+
+    X = np.asarray(instance["X"], dtype=np.float64)
+    mask = np.asarray(instance["mask"])
+    return gap(lambda w: mha(X, mask, w), t9.target_of(instance), t9.source_of(instance))
+
+
+def chain(target: Any, source: Any, token_bound: Any) -> Any:
+    """Theorem 9's as-proven chain (``theorem9.chain``, "total") at token bound ``token_bound``
+    (an interval): sum_j sqrt(d1) a (exp(2 a^2 d1 e_QK^(j)) - 1) + d1 sqrt(d2) a e_VO^(j)."""
+    e_qk, e_vo = merged_errors(target, source)
+    a = as_interval(token_bound)
+    d1, d2 = iv.mpf(target.d_in), iv.mpf(target.d_out)
+    total = iv.mpf(0)
+    for qk, vo in zip(e_qk, e_vo, strict=True):
+        eps_j = a * a * d1 * qk
+        total += iv.sqrt(d1) * a * chain_expm1(2 * eps_j) + d1 * iv.sqrt(d2) * a * vo
+    return total
+
+
+def eps_star(target: Any, source: Any, alpha: Any) -> Any:
+    """``theorem9.eps_star``: max(8 H a^3 d1^{3/2} max_j e_QK, 2 H a d1 sqrt(d2) max_j e_VO)."""
+    e_qk, e_vo = merged_errors(target, source)
+    a, h = as_interval(alpha), iv.mpf(target.heads)
+    d1, d2 = iv.mpf(target.d_in), iv.mpf(target.d_out)
+    qk = 8 * h * a**3 * d1 * iv.sqrt(d1) * largest(e_qk)
+    vo = 2 * h * a * d1 * iv.sqrt(d2) * largest(e_vo)
+    return hull_max([qk, vo])
+
+
+def largest(errors: list[Any]) -> Any:
+    return hull_max(errors) if errors else iv.mpf(0)  # no heads: max(..., default=0)
+
+
+def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
+    def bound(instance: dict[str, Any]) -> Any:
+        from sltcheck.statements import theorem9 as t9
+
+        target, source, alpha = t9.target_of(instance), t9.source_of(instance), scalar(instance["alpha"])
+
+        def proven() -> Any:
+            return chain(target, source, alpha)
+
+        if variant == "as-stated":
+            return stated_or_proven(eps_star(target, source, alpha), proven)
+        return proven()
+
+    return bound
+
+
+BOUNDS: dict[str, Callable[[dict[str, Any]], Any]] = {"as-proven": bound("as-proven"), "as-stated": bound("as-stated")}
