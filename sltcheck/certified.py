@@ -47,15 +47,15 @@ from typing import Any
 import mpmath
 
 from sltcheck.numerics import precision
+from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
 from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, width_digits
 from sltcheck.numerics.validation import check_dps
 from sltcheck.statements import STATEMENT_MODULES, load
 
-DEFAULT_DPS = 30
+DEFAULT_DPS = CERTIFIED_DPS
 OUTCOMES = ("holds", "violated", "undecided")
 # An undecided outcome whose two enclosures do not agree to dps - GUARD_DIGITS digits is evaluated
 # again at twice the precision, up to MAX_DPS digits (enough for perturbations of 1e-30 at dps 30).
-GUARD_DIGITS = 10
 MAX_DPS = 120
 
 

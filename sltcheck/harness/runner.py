@@ -20,11 +20,11 @@ from hypothesis.control import current_build_context
 from sltcheck.assumptions import violations
 from sltcheck.harness.instances import instances as instance_strategy
 from sltcheck.harness.serialise import dumps, summary
+from sltcheck.numerics.defaults import PROPERTY_DPS
 from sltcheck.numerics.verdict import DEFAULT_DPS, Verdict, decide
 from sltcheck.statements import Bound, Instance, load
 
 # Precision of the verdicts (digits). Both sides are evaluated at it.
-PROPERTY_DPS = 40
 
 
 @dataclass

@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 import mpmath
 
+from sltcheck.numerics.defaults import GUARD_DIGITS, VERDICT_DPS
 from sltcheck.numerics.validation import check_dps
 
-DEFAULT_DPS = 50
-# Digits given up to the rounding of the evaluations themselves (a few hundred
-# operations at most lose far fewer than 10 digits).
-GUARD_DIGITS = 10
+DEFAULT_DPS = VERDICT_DPS
 
 
 @dataclass(frozen=True)
