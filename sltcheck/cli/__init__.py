@@ -1,9 +1,11 @@
 """The ``sltcheck`` command line.
 
-Each feature module contributes its commands through a ``register(cli)``
+Each module here contributes its commands through a ``register(cli)``
 function; :class:`CommandLine` hands out top-level commands (``check``) and
 grouped ones (``repro fig4``, ``bench solvers``) so modules never touch each
-other's parsers.
+other's parsers. A command's arguments are added by its ``arguments`` function
+only when the command is used, and its handler imports what it needs, so
+``sltcheck --help`` imports no command's dependencies (torch, scipy, hypothesis).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 # Modules that register commands; each defines register(cli: CommandLine).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -24,6 +27,35 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 Handler = Callable[[argparse.Namespace], int]
+Arguments = Callable[[argparse.ArgumentParser], None]
+
+
+class _LazyParser(argparse.ArgumentParser):
+    """A parser whose arguments are added the first time it parses or prints its help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deferred: list[Arguments] = []
+
+    def defer(self, arguments: Arguments) -> None:
+        self._deferred.append(arguments)
+
+    def _build(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for arguments in deferred:
+            arguments(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._build()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._build()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._build()
+        return super().format_usage()
 
 
 class CommandLine:
@@ -33,21 +65,31 @@ class CommandLine:
             description="Executable checks of the strong lottery ticket hypothesis for "
             "multi-head attention (Otsuka et al., AAAI 2026).",
         )
-        self._top = self.parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+        self._top = self.parser.add_subparsers(
+            dest="command", metavar="COMMAND", required=True, parser_class=_LazyParser
+        )
         self._groups: dict[str, argparse._SubParsersAction] = {}
 
-    def command(self, name: str, help: str, handler: Handler, group: str | None = None) -> argparse.ArgumentParser:
-        """Add ``sltcheck NAME`` (or ``sltcheck GROUP NAME``) running ``handler``."""
+    def command(
+        self, name: str, help: str, handler: Handler, group: str | None = None, arguments: Arguments | None = None
+    ) -> argparse.ArgumentParser:
+        """Add ``sltcheck NAME`` (or ``sltcheck GROUP NAME``) running ``handler``; ``arguments(parser)``
+        adds its arguments when the command is used."""
         parent = self._top if group is None else self._group(group)
         sub = parent.add_parser(name, help=help, description=help)
         sub.set_defaults(handler=handler)
+        if arguments is not None:
+            assert isinstance(sub, _LazyParser)
+            sub.defer(arguments)
         return sub
 
     def _group(self, group: str) -> argparse._SubParsersAction:
         if group not in self._groups:
             helps = {"repro": "reproduce the paper's experiments", "bench": "run a benchmark"}
             sub = self._top.add_parser(group, help=helps.get(group, group))
-            self._groups[group] = sub.add_subparsers(dest=f"{group}_command", metavar="NAME", required=True)
+            self._groups[group] = sub.add_subparsers(
+                dest=f"{group}_command", metavar="NAME", required=True, parser_class=_LazyParser
+            )
         return self._groups[group]
 
 

@@ -17,25 +17,33 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mpmath
-from hypothesis import seed as hypothesis_seed
+from sltcheck.numerics.defaults import REPLAY_DPS
 
-from sltcheck.assumptions import violations
-from sltcheck.harness.mutants import refute
-from sltcheck.harness.profiles import PROFILES, profile_settings
-from sltcheck.harness.runner import RECORDER, Record, evaluate, property_test
-from sltcheck.harness.search import local_search
-from sltcheck.harness.serialise import decode_instance, encode_instance
-from sltcheck.statements import STATEMENT_MODULES, Instance, load
+if TYPE_CHECKING:
+    from sltcheck.harness.runner import Record
+    from sltcheck.statements import Instance
+
+# Hypothesis draws constants from every project module imported before it runs. The command
+# line imported all of these up front before its handlers imported lazily; the check imports
+# them still, so its examples (and findings) stay as they were.
+CONSTANT_MODULES = ("sltcheck.executors", "sltcheck.lm.model", "sltcheck.pruning.widths", "sltcheck.report.page",
+                    "sltcheck.repro.synthetic")
 
 
 def register(cli: Any) -> None:
-    parser = cli.command("check", "check the paper's statements as properties; write findings.json", run)
+    cli.command("check", "check the paper's statements as properties; write findings.json", run,
+                arguments=_arguments)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.harness.profiles import PROFILES
+
     parser.add_argument("--profile", choices=list(PROFILES), default="ci")
     parser.add_argument(
         "--only", nargs="+", metavar="NAME", help="statements to check (default: all)"
@@ -52,12 +60,20 @@ def register(cli: Any) -> None:
     parser.add_argument(
         "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
     )
-    parser.add_argument("--dps", type=int, default=100, help="digits for --replay (default 100)")
+    parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
 
 
 def run(args: argparse.Namespace) -> int:
+    from sltcheck.harness.mutants import refute
+    from sltcheck.harness.profiles import profile_settings
+    from sltcheck.harness.runner import RECORDER
+    from sltcheck.harness.serialise import encode_instance
+    from sltcheck.statements import STATEMENT_MODULES, load
+
     if args.replay:
         return replay(Path(args.replay), args.dps)
+    for preloaded in CONSTANT_MODULES:
+        importlib.import_module(preloaded)
     names = args.only or list(STATEMENT_MODULES)
     for name in names:
         load(name)  # validates the name
@@ -100,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
 def _check_variant(
     name: str, variant: str, default: str, settings: object, args: argparse.Namespace
 ) -> dict[str, object]:
+    from hypothesis import seed as hypothesis_seed
+
+    from sltcheck.harness.runner import RECORDER, property_test
+    from sltcheck.harness.search import local_search
+
     record = RECORDER.record(name, variant)
     test = property_test(name, variant, settings=settings)  # type: ignore[arg-type]
     test = hypothesis_seed(args.seed)(test)
@@ -143,6 +164,8 @@ def _certify(name: str, variant: str, instance: Instance | None) -> dict[str, ob
 def _entry(
     record: Record, default: str, wall: float, failure: str, search: dict[str, object] | None
 ) -> dict[str, object]:
+    from sltcheck.harness.serialise import encode_instance
+
     verdict = record.worst_verdict
     return {
         "statement": record.statement,
@@ -209,6 +232,13 @@ def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) 
 
 def replay(path: Path, dps: int) -> int:
     """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits."""
+    import mpmath
+
+    from sltcheck.assumptions import violations
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.harness.serialise import decode_instance
+    from sltcheck.statements import load
+
     data = json.loads(path.read_text())
     entries = (
         data["findings"]

@@ -7,9 +7,11 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from sltcheck.lm.model import PRESETS
 
-PRESET_NAMES = tuple(PRESETS)
+def _preset_names() -> tuple[str, ...]:
+    from sltcheck.lm.model import PRESETS
+
+    return tuple(PRESETS)
 
 
 def _float_list(text: str) -> list[str]:
@@ -18,7 +20,7 @@ def _float_list(text: str) -> list[str]:
 
 def _common(sub: argparse.ArgumentParser, figure: str) -> None:
     sub.add_argument("--preset", default="cpu-tiny",
-                     help=f"model size, one of {', '.join(PRESET_NAMES)} (default cpu-tiny)")
+                     help=f"model size, one of {', '.join(_preset_names())} (default cpu-tiny)")
     sub.add_argument("--out", default=None, help=f"run directory (default runs/{figure}-PRESET)")
     sub.add_argument("--seeds", type=int, default=None,
                      help="number of seeds 0..N-1 (default 2 for cpu-tiny, 3 otherwise)")
@@ -69,7 +71,7 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
     )
     from sltcheck.numerics.validation import check_choice
 
-    preset = check_choice("preset", args.preset, PRESET_NAMES)
+    preset = check_choice("preset", args.preset, _preset_names())
     _set_threads(args.threads)
     out = Path(args.out or f"runs/{figure}-{preset}")
     model_overrides = {} if args.block_size is None else {"block_size": args.block_size}
@@ -138,7 +140,7 @@ def _bench(args: argparse.Namespace) -> int:
     from sltcheck.lm.bench import bench_lm_step, format_bench, write_json
     from sltcheck.numerics.validation import check_choice
 
-    check_choice("preset", args.preset, PRESET_NAMES)
+    check_choice("preset", args.preset, _preset_names())
     _set_threads(args.threads)
     result = bench_lm_step(args.preset, batch_size=args.batch_size, warmup=args.warmup,
                            repeats=args.repeats, device=args.device)
@@ -150,25 +152,32 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def register(cli) -> None:
-    fig7 = cli.command(
+    cli.command(
         "fig7", "Figure 7: edge-popup loss vs nonzero parameters, with/without Q/K scaling",
-        _fig7, group="repro",
+        _fig7, group="repro", arguments=_fig7_arguments,
     )
+    cli.command("fig8", "Figure 8: edge-popup loss vs query/key scale s", _fig8,
+                group="repro", arguments=_fig8_arguments)
+    cli.command("lm-step", "time per training step: edge-popup vs dense GPT-2", _bench,
+                group="bench", arguments=_bench_arguments)
+
+
+def _fig7_arguments(fig7: argparse.ArgumentParser) -> None:
     _common(fig7, "fig7")
     fig7.add_argument("--keep-fractions", default="0.1,0.2,0.3,0.5,0.7",
                       help="comma-separated fractions of weights kept")
     fig7.add_argument("--no-dense", action="store_true", help="skip the dense-trained reference")
 
-    fig8 = cli.command("fig8", "Figure 8: edge-popup loss vs query/key scale s", _fig8,
-                       group="repro")
+
+def _fig8_arguments(fig8: argparse.ArgumentParser) -> None:
     _common(fig8, "fig8")
     fig8.add_argument("--scales", default="1,1.5,2,2.5,theory,3.5,4,5",
                       help="comma-separated s values; 'theory' = n_K^(1/4)")
     fig8.add_argument("--keep-fraction", type=float, default=0.30,
                       help="fraction of weights kept (default 0.30)")
 
-    bench = cli.command("lm-step", "time per training step: edge-popup vs dense GPT-2", _bench,
-                        group="bench")
+
+def _bench_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--preset", default="cpu-tiny")
     bench.add_argument("--out", default=None, help="JSON output file")
     bench.add_argument("--batch-size", type=int, default=None)

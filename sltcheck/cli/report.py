@@ -6,8 +6,6 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-from sltcheck.report import page as report
-
 QUICK_REPRODUCTIONS = ("fig4", "fig5", "fig6")
 
 
@@ -34,6 +32,8 @@ def _run_quick(run_root: Path, with_lm: bool) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from sltcheck.report import page as report
+
     inputs = list(args.inputs or [])
     if not inputs:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -6,9 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sltcheck.executors import InProcessExecutor, make_executor
-from sltcheck.repro import synthetic
-
 
 def _print_summary(summary: dict[str, Any]) -> None:
     points = summary["points"]
@@ -36,6 +33,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 def _handler(figure: str):
     def handle(args: argparse.Namespace) -> int:
+        from sltcheck.executors import InProcessExecutor, make_executor
+        from sltcheck.repro import synthetic
+
         overrides = {}
         for name in ("solver", "init", "sources", "seed", "norm_policy"):
             value = getattr(args, name)
@@ -61,27 +61,32 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
         "fig6": "Figure 6: transformer approximation error vs n_MHA = n_FC for B blocks",
     }
     for figure, help_text in helps.items():
-        parser = cli.command(figure, help_text, _handler(figure), group="repro")
-        parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
-        parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
-                            help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
-        parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
-        parser.add_argument("--init", default=None, help="override the mode's source initialisation")
-        parser.add_argument("--sources", type=int, default=None, help="random sources per point")
-        parser.add_argument("--seed", type=int, default=None)
-        parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
-                            help="targets above the theorems' norm limits: rescale (default) or keep")
-        parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
-        parser.add_argument("--no-progress", action="store_true")
-        where = parser.add_argument_group("where the sources run (the target is built by this process)")
-        where.add_argument("--workers", type=_positive, default=None, metavar="N",
-                           help="local processes (default 1: in this process); with --cluster local, "
-                                "the LocalCluster's workers (default: one per CPU)")
-        scheduler = where.add_mutually_exclusive_group()
-        scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                               help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs sltcheck[cluster])")
-        scheduler.add_argument("--cluster", choices=("local",), default=None,
-                               help="start a Dask LocalCluster of --workers single-threaded processes")
+        cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.repro import synthetic
+
+    parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
+    parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
+                        help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
+    parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
+    parser.add_argument("--init", default=None, help="override the mode's source initialisation")
+    parser.add_argument("--sources", type=int, default=None, help="random sources per point")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
+                        help="targets above the theorems' norm limits: rescale (default) or keep")
+    parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
+    parser.add_argument("--no-progress", action="store_true")
+    where = parser.add_argument_group("where the sources run (the target is built by this process)")
+    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+                       help="local processes (default 1: in this process); with --cluster local, "
+                            "the LocalCluster's workers (default: one per CPU)")
+    scheduler = where.add_mutually_exclusive_group()
+    scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                           help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs sltcheck[cluster])")
+    scheduler.add_argument("--cluster", choices=("local",), default=None,
+                           help="start a Dask LocalCluster of --workers single-threaded processes")
 
 
 def _positive(text: str) -> int:

@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sltcheck.pruning import calibration, widths
-
 
 def _json_default(value: Any) -> Any:
     return str(value)
 
 
 def handle_widths(args: argparse.Namespace) -> int:
+    from sltcheck.pruning import calibration, widths
+
     try:
         if args.C is not None and args.calibrated is not None:
             raise ValueError("give at most one of --C and --calibrated")
@@ -50,6 +50,8 @@ def handle_widths(args: argparse.Namespace) -> int:
 
 
 def handle_calibrate(args: argparse.Namespace) -> int:
+    from sltcheck.pruning import calibration
+
     try:
         result = calibration.calibrate(trials=args.trials, seed=args.seed, n_max=args.n_max,
                                        decay_trials=args.decay_trials)
@@ -76,7 +78,13 @@ def handle_calibrate(args: argparse.Namespace) -> int:
 
 
 def register(cli: Any) -> None:
-    sub = cli.command("widths", "source widths required by Theorems 3/9, 11 and 6/14", handle_widths)
+    cli.command("widths", "source widths required by Theorems 3/9, 11 and 6/14", handle_widths,
+                arguments=_widths_arguments)
+    cli.command("calibrate", "estimate Lemma 7's constant C from the exact subset-sum construction",
+                handle_calibrate, arguments=_calibrate_arguments)
+
+
+def _widths_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--eps", type=float, required=True, help="target error, in (0, 1)")
     sub.add_argument("--heads", type=int, required=True, help="number of heads H")
     sub.add_argument("--d1", type=int, required=True, help="input dimension d1")
@@ -88,8 +96,11 @@ def register(cli: Any) -> None:
     sub.add_argument("--calibrated", nargs="?", const="default", default=None, metavar="FILE",
                      help="use the calibrated C (from FILE written by 'sltcheck calibrate', or the stored default)")
     sub.add_argument("--json", action="store_true", help="print JSON")
-    cal = cli.command("calibrate", "estimate Lemma 7's constant C from the exact subset-sum construction",
-                      handle_calibrate)
+
+
+def _calibrate_arguments(cal: argparse.ArgumentParser) -> None:
+    from sltcheck.pruning import calibration
+
     cal.add_argument("--trials", type=int, default=calibration.DEFAULT_TRIALS)
     cal.add_argument("--seed", type=int, default=calibration.DEFAULT_SEED)
     cal.add_argument("--n-max", type=int, default=calibration.DEFAULT_N_MAX, help="largest n' scanned")
