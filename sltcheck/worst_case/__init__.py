@@ -3,15 +3,15 @@
 ``supremum(statement, **params)`` returns the supremum of a statement's measured side over
 everything its assumptions allow (given the parameters its bound depends on), an extremal
 instance (a dict usable by ``sltcheck.statements.<measured_by>.measured``), and how the value
-is known: "closed-form" (derived and proved in the statement's module here, attained by the
+is known: "closed-form" (derived and proved in the statement's worst_case.py, attained by the
 instance), or "bracket" (a certified upper bound, proved there, with the best instance found as
 a lower bound). ``slack(statement, **params)`` is bound / supremum for the statement's default
 variant (for a bracket: bound / upper, with ``slack_range`` = [bound / upper, bound / lower]).
 
-One module per statement, discovered: ``sltcheck.statements.<name>.worst_case`` with ``PARAMS`` and
-``supremum(**params)``: lemma8 (Lemma 8, closed form; lemma5 uses it), theorem9 (closed form on the
-slices e_QK = 0 and e_VO = 0), lemma12 and lemma13 (brackets, searched lower ends), theorem11 (closed
-form on e_QK = 0), theorem14 (bracket).
+One module per statement, discovered: ``sltcheck.statements.<name>.worst_case`` with ``PARAMS``,
+``supremum(**params)`` and its rows of the slack table, ``SLACK_ROWS``: lemma8 (Lemma 8, closed
+form; lemma5 uses it), theorem9 (closed form on the slices e_QK = 0 and e_VO = 0), lemma12 and
+lemma13 (brackets, searched lower ends), theorem11 (closed form on e_QK = 0), theorem14 (bracket).
 """
 
 from __future__ import annotations
@@ -83,25 +83,15 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def slack_table(searched: bool = True) -> list[dict[str, Any]]:
-    """Slack factors over a grid of parameters (the report's "Slack factors" table).
+    """Slack factors over a grid of parameters (the report's "Slack factors" table): the
+    ``SLACK_ROWS`` (statement, params) of every worst-case module, in the paper's order.
 
-    ``searched=False`` leaves out Lemmas 12 and 13, whose lower ends need a search (~10 s each)."""
+    ``searched=False`` leaves out the rows whose lower ends need a search (Lemmas 12 and 13, ~10 s each)."""
     rows = []
-    for d1 in (1, 4, 16):
-        for eps in (1e-3, 0.1, 0.5):
-            for name in ("lemma8", "lemma5"):
-                rows.append(_row(supremum(name, d1=d1, alpha=math.sqrt(d1), eps_max=eps)))
-    if searched:
-        for name in ("lemma12", "lemma13"):
-            rows.append(_row(supremum(name, H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1)))
-    for d1 in (1, 4):
-        for e_qk, e_vo in ((0.0, 1e-3), (1e-3, 0.0), (1e-3, 1e-3), (1e-2, 1e-2)):
-            rows.append(_row(supremum("theorem9", H=2, d1=d1, d2=d1, e_qk=e_qk, e_vo=e_vo)))
-    for d1 in (1, 2):
-        for e_qk, e_vo, e_fc in ((0.0, 1e-3, 0.0), (0.0, 1e-3, 1e-3), (1e-3, 1e-3, 1e-3)):
-            rows.append(_row(supremum("theorem11", H=2, d1=d1, L=2, e_qk=e_qk, e_vo=e_vo, e_fc=e_fc)))
-    for d1, B in ((1, 2), (2, 2), (2, 3)):
-        rows.append(_row(supremum("theorem14", H=1, d1=d1, L=1, B=B, e_vo=1e-4, e_fc=1e-4)))
+    for module in _modules().values():
+        for name, params in getattr(module, "SLACK_ROWS", ()):
+            if searched or "random_starts" not in params:
+                rows.append(_row(supremum(name, **params)))
     return rows
 
 

@@ -141,3 +141,7 @@ def supremum(H: int = 1, d1: int = 2, d2: int | None = None, alpha: float | None
     lower = float(lemma12.measured(instance, 30))  # type: ignore[arg-type]
     return result("lemma12", BRACKET, lower, upper(H, alpha, eps_max), instance, paper_bound(H, d1, alpha, eps_max),
                   {"H": H, "d1": d1, "d2": d2, "alpha": alpha, "eps_max": eps_max})
+
+
+# The report's slack table, rows (statement, params).
+SLACK_ROWS = [("lemma12", dict(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1))]

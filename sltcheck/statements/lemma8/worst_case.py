@@ -64,3 +64,8 @@ def supremum(statement: str = "lemma8", d1: int = 1, alpha: float = 1.0, eps_max
         bound = math.sqrt(d1) * alpha * math.expm1(2 * eps_max)
     return result(statement, CLOSED, value, value, extremal_instance(d1, alpha, eps_max), bound,
                   {"d1": d1, "alpha": alpha, "eps_max": eps_max}, measured_by="lemma8")
+
+
+# The report's slack table, rows (statement, params): Lemma 5's beside Lemma 8's at each point.
+SLACK_ROWS = [(name, dict(d1=d1, alpha=math.sqrt(d1), eps_max=eps))
+              for d1 in (1, 4, 16) for eps in (1e-3, 0.1, 0.5) for name in ("lemma8", "lemma5")]

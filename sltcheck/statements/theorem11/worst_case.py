@@ -175,3 +175,8 @@ def supremum(H: int = 1, d1: int = 1, L: int = 1, alpha: float | None = None, e_
                  {"H": H, "d1": d1, "L": L, "alpha": alpha, "e_qk": e_qk, "e_vo": e_vo, "e_fc": errors})
     out["nominal_upper"] = nominal
     return out
+
+
+# The report's slack table, rows (statement, params).
+SLACK_ROWS = [("theorem11", dict(H=2, d1=d1, L=2, e_qk=e_qk, e_vo=e_vo, e_fc=e_fc))
+              for d1 in (1, 2) for e_qk, e_vo, e_fc in ((0.0, 1e-3, 0.0), (0.0, 1e-3, 1e-3), (1e-3, 1e-3, 1e-3))]

@@ -145,3 +145,7 @@ def supremum(H: int = 1, d1: int = 1, L: int = 1, B: int = 2, alpha: float | Non
                  {"H": H, "d1": d1, "L": L, "B": B, "alpha": alpha, "e_qk": e_qk, "e_vo": e_vo, "e_fc": errors})
     out["nominal_upper"] = upper(H, d1, B, alpha, e_qk, e_vo, errors)
     return out
+
+
+# The report's slack table, rows (statement, params).
+SLACK_ROWS = [("theorem14", dict(H=1, d1=d1, L=1, B=B, e_vo=1e-4, e_fc=1e-4)) for d1, B in ((1, 2), (2, 2), (2, 3))]

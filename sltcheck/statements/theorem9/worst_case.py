@@ -158,3 +158,8 @@ def upper_of(instance: dict[str, Any], dps: int = 30) -> Any:
     from sltcheck.statements import theorem9 as t9
 
     return upper_of_heads(t9.target_of(instance), t9.source_of(instance), instance["alpha"], dps)
+
+
+# The report's slack table, rows (statement, params).
+SLACK_ROWS = [("theorem9", dict(H=2, d1=d1, d2=d1, e_qk=e_qk, e_vo=e_vo))
+              for d1 in (1, 4) for e_qk, e_vo in ((0.0, 1e-3), (1e-3, 0.0), (1e-3, 1e-3), (1e-2, 1e-2))]
