@@ -290,6 +290,18 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _assumption_names(statement: str) -> tuple[str, ...]:
+    """The statement's assumptions: listed above, or (a statement folder not listed) its ``ASSUMPTIONS``."""
+    if statement in STATEMENT_ASSUMPTIONS:
+        return STATEMENT_ASSUMPTIONS[statement]
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    if statement in STATEMENT_MODULES:
+        return tuple(load(statement).ASSUMPTIONS)
+    allowed = ", ".join(sorted(STATEMENT_ASSUMPTIONS))
+    raise ValueError(f"statement must be one of {allowed}, got {statement!r}")
+
+
 def violations(statement: str, instance: dict[str, object], *, skip: Iterable[str] = ()) -> list[Violation]:
     """The assumptions of ``statement`` that ``instance`` violates.
 
@@ -298,15 +310,13 @@ def violations(statement: str, instance: dict[str, object], *, skip: Iterable[st
     assumption is checked when its fields are present. ``skip`` drops named
     assumptions (how a mutant "drops a hypothesis").
     """
-    if statement not in STATEMENT_ASSUMPTIONS:
-        allowed = ", ".join(sorted(STATEMENT_ASSUMPTIONS))
-        raise ValueError(f"statement must be one of {allowed}, got {statement!r}")
+    names = _assumption_names(statement)
     skipped = set(skip)
     unknown = skipped - ASSUMPTIONS.keys()
     if unknown:
         raise ValueError(f"skip must name assumptions from {sorted(ASSUMPTIONS)}, got {sorted(unknown)}")
     found = []
-    for name in STATEMENT_ASSUMPTIONS[statement]:
+    for name in names:
         if name in skipped or not all(field in instance for field in FIELDS[name]):
             continue
         detail = CHECKERS[name](instance)
