@@ -1,19 +1,22 @@
 """Lemma 2 (Section 2.1; workshop Lemma 2): ||W x - (W2⊙M2) ReLU((W1⊙M1) x)|| with Pensia's masks.
 
-One property per variant; the table says what each is expected to do.
+One property per variant: every instance the strategy draws must satisfy measured <= bound.
 """
 
 import pytest
+from hypothesis import given
 
-from sltcheck.harness import property_test
+from sltcheck.harness import check_property, instances
+from sltcheck.statements import Instance
 
-CASES = [
-    # variant       expectation
-    ("as-proven", "holds (sqrt(d1 d2) e; ratio 1 at d1 = d2 = 1, x = +-1)"),
-    ("pointwise", "holds (sum_j E_ij |x_j|; tight at d1 = d2 = 1)"),
+# Instances: sltcheck/statements/lemma2/instances.py; the statement and its variants: sltcheck/statements/lemma2/.
+VARIANTS = [
+    "as-proven",  # holds (sqrt(d1 d2) e; ratio 1 at d1 = d2 = 1, x = +-1)
+    "pointwise",  # holds (sum_j E_ij |x_j|; tight at d1 = d2 = 1)
 ]
 
 
-@pytest.mark.parametrize(("variant", "expectation"), CASES)
-def test_lemma2(variant: str, expectation: str) -> None:
-    property_test("lemma2", variant)()
+@pytest.mark.parametrize("variant", VARIANTS)
+@given(instance=instances("lemma2"))
+def test_lemma2(variant: str, instance: Instance) -> None:
+    check_property("lemma2", variant, instance)

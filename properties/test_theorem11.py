@@ -8,17 +8,19 @@ every registered mutant must be refuted with a shrunk counterexample.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
 
-from sltcheck.harness import property_test, refute
-from sltcheck.statements import Mutant
+from sltcheck.harness import check_property, instances, refute
+from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem11 as module
 
-# Profiles (ci/dev/deep) are loaded by properties/conftest.py.
+# Instances: sltcheck/statements/theorem11/instances.py. Profiles (ci/dev/deep): properties/conftest.py.
 
 
 @pytest.mark.parametrize("variant", sorted(module.VARIANTS))
-def test_theorem11_bound_holds(variant: str) -> None:
-    property_test("theorem11", variant)()
+@given(instance=instances("theorem11"))
+def test_theorem11_bound_holds(variant: str, instance: Instance) -> None:
+    check_property("theorem11", variant, instance)
 
 
 @pytest.mark.parametrize("mutant", module.MUTANTS, ids=lambda m: m.name)
