@@ -19,7 +19,7 @@ API (everything a property file or the CLI needs)::
         pinned by @example; call it (inside pytest or not) to run it.
 
     instances(statement: str, drop: tuple[str, ...] = ()) -> SearchStrategy[Instance]
-        from the module ``sltcheck.harness.instances.<statement>`` (which also
+        from the module ``sltcheck.statements.<statement>.instances`` (which also
         defines FREE and project(instance) for the local search; see there).
 
     strategies.*: unit_spectral_matrices(rows, cols), stacked_unit_spectral(H, rows, cols),

@@ -2,8 +2,8 @@
 
 Each function takes ``dps``: ``None`` evaluates in numpy float64 (vectorised
 over tokens and heads), an integer evaluates the same expressions in mpmath at
-that many decimal digits (see :mod:`sltcheck.precision`). Shapes follow
-:mod:`sltcheck.weights`: X is (T, d1), the attention mask A is (T, T) with
+that many decimal digits (see :mod:`sltcheck.numerics.precision`). Shapes follow
+:mod:`sltcheck.model.weights`: X is (T, d1), the attention mask A is (T, T) with
 A[i, j] = 1 when token i attends to token j.
 """
 

@@ -1,6 +1,6 @@
 """Torch modules of the paper's models, for training targets and running sources.
 
-They compute exactly what :mod:`sltcheck.reference` computes (tests hold them
+They compute exactly what :mod:`sltcheck.model.reference` computes (tests hold them
 equal in float64), batched over leading dimensions of X. Pruning masks are
 buffers: the forward pass uses W ⊙ M, gradients reach W only where M = 1.
 """

@@ -1,6 +1,6 @@
 """One arithmetic, two precisions.
 
-Every reference object in :mod:`sltcheck.reference` is written once against
+Every reference object in :mod:`sltcheck.model.reference` is written once against
 numpy and runs either in float64 (``dps=None``, vectorised) or in mpmath at
 ``dps`` decimal digits (numpy object arrays of ``mpmath.mpf``: the same code
 path, every operation rounded at the caller's precision). Float64 inputs are

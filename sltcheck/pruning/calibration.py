@@ -11,7 +11,7 @@ What is measured here. For one trial: W ~ U[-1, 1]^{d2 x d1}, and a pool of n'_m
 n' is exactly the first n' pairs of the pool (the rows of W~1 outside the block structure
 and the columns of W~2 outside group j are pruned, so their values never matter). Entry
 (i, j) succeeds at n' when the OPTIMAL subset sum of its first n' products (exact
-meet-in-the-middle, :func:`sltcheck.subset_sum.solve_subset_sum` with ``solver="mitm"``,
+meet-in-the-middle, :func:`sltcheck.pruning.subset_sum.solve_subset_sum` with ``solver="mitm"``,
 error recomputed exactly in rationals) is within eps/(d1 d2) of W[i, j]. Adding products
 never hurts the optimum, so each entry has a critical n'_ij and the trial succeeds exactly
 for n' >= n'* = max_ij n'_ij. (The pools couple the widths of one trial; across trials

@@ -6,7 +6,7 @@ into d1 groups of n' = n // d1 consecutive units; M1 keeps, in group j, only
 column j (Eq. (6): W1 ⊙ M1 is block diagonal with blocks u_j = W1[group j, j]).
 Entry (i, j) of the product is then the subset sum sum_k m_{i,j,k} v_{i,j,k} u_{j,k}
 with v_{i,j} = W2[i, group j] (Eq. (8)), and M2 picks, entry by entry, the subset
-closest to W[i, j] (:mod:`sltcheck.subset_sum`). If n is not a multiple of d1,
+closest to W[i, j] (:mod:`sltcheck.pruning.subset_sum`). If n is not a multiple of d1,
 ``remainder="error"`` (default) refuses and ``remainder="drop"`` prunes the last
 n - d1 n' units entirely.
 

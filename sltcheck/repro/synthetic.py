@@ -6,7 +6,7 @@ every test sequence, and that error is checked against the a-posteriori bound
 of the proof (Theorem 9 for an MHA, 11 for one block, 14 for B >= 2 blocks)
 evaluated from the achieved weight errors. The float64 sweep over the test
 set picks the worst sequences; those are re-evaluated in mpmath and the
-verdict measured <= bound is decided there (:func:`sltcheck.verdict.decide`).
+verdict measured <= bound is decided there (:func:`sltcheck.numerics.verdict.decide`).
 
 Modes: ``paper`` prunes Xavier-initialised sources with Gurobi (what Appendix
 B.1 says); ``theory`` prunes sources drawn as Section 3.1 assumes with the

@@ -14,7 +14,7 @@ Per head, with p, p' the attention rows at X and X' and W_VO = W_V W_O (||W_VO||
 <= eps_max (p' is a probability vector). The logits differ by
 |x_i^T W x_k - x'_i^T W x'_k| <= |x_i^T W (x_k - x'_k)| + |(x_i - x'_i)^T W x'_k| <= 2 alpha eps_max ||W||, with
 W = W_Q W_K^T / sqrt(d_K), ||W|| <= 1 / sqrt(d_K); p' is the softmax of the logits of p perturbed by at most
-e = 2 alpha eps_max / sqrt(d_K) in max-norm, so Lemma 8's supremum (:mod:`sltcheck.worst_case.lemma8`, tokens
+e = 2 alpha eps_max / sqrt(d_K) in max-norm, so Lemma 8's supremum (:mod:`sltcheck.statements.lemma8.worst_case`, tokens
 X of norm <= alpha) gives ||(p - p') X|| <= 2 alpha tanh(e / 2). Summing over heads gives U_12; d_K = 1 gives
 the largest value. Identical heads add their outputs exactly, so the supremum is H times the one-head
 supremum, and the lower bound below is H times the best one-head instance found.

@@ -5,7 +5,7 @@ Parameters: those of Lemma 12 with d2 = d1, and L, the number of FC layers. The 
 max_i ||Blk_T(x_i) - Blk_T(x'_i)|| with Blk(x) = F(z) + z, z = Attn(x)^T + x, every FC layer of spectral
 norm <= 1.
 
-Upper bound (proved). U_13 = 2 (U_12 + eps_max), with U_12 of :mod:`sltcheck.worst_case.lemma12`:
+Upper bound (proved). U_13 = 2 (U_12 + eps_max), with U_12 of :mod:`sltcheck.statements.lemma12.worst_case`:
 ||z - z'|| <= ||Attn(x) - Attn(x')|| + ||x - x'|| <= U_12 + eps_max, F is 1-Lipschitz (layers of norm <= 1,
 ReLU 1-Lipschitz), so ||Blk(x) - Blk(x')|| <= ||F(z) - F(z')|| + ||z - z'|| <= 2 ||z - z'||. The factor 2 is
 exact for L = 1 (F = W_1 = I doubles every difference), so with L = 1 the supremum is exactly twice the

@@ -11,7 +11,7 @@ M2 such that ||F_T(x) - F_S(x)|| <= eps." (The workshop version writes f, g for 
 
 The paper quotes it without proof; the proof is Pensia et al.'s (Lemma 1 there, the
 single-layer case of their Theorem 1, our Theorem 10), whose deterministic core is
-(see :mod:`sltcheck.construction` and ``theorem11`` step 3): M1 keeps, in group j of
+(see :mod:`sltcheck.pruning.construction` and ``theorem11`` step 3): M1 keeps, in group j of
 n' = n / d1 hidden units, only input j; then F_S(x) = P ReLU(x) - N ReLU(-x), with P
 (N) the subset sums over the units of positive (negative) incoming weight, and
 W x = W ReLU(x) - W ReLU(-x). With E = max(|P - W|, |N - W|) entrywise and
@@ -23,9 +23,9 @@ e = ||E||_max, for every x
 the last step by ||x|| <= 1. The width condition buys, through Lueker's subset-sum
 result, e <= eps / (2 d1 d2) w.p. >= 1 - eps, hence the lemma (with room to spare).
 
-What is checked. The masks of :func:`sltcheck.construction.approximate_relu_layer` are
+What is checked. The masks of :func:`sltcheck.pruning.construction.approximate_relu_layer` are
 built on every instance and ``measured`` = ||F_T(x) - F_S(x)|| in mpmath
-(:func:`sltcheck.reference.two_layer` with the pruned weights W~ ⊙ M). The
+(:func:`sltcheck.model.reference.two_layer` with the pruned weights W~ ⊙ M). The
 probabilistic part (that e is small at the stated width) is Lemma 7's subset-sum
 estimate, not asserted per instance (see :func:`sltcheck.statements.lemma7.success_frequency`).
 

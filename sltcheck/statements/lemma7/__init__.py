@@ -17,7 +17,7 @@ and then applies Lueker's subset-sum result entry by entry.
 What is checked, and how. The conclusion has two parts.
 
 - ``deterministic`` (default): on every instance (target W, sources W1, W2 with
-  n = d1 n'), the masks of :func:`sltcheck.construction.approximate_product` are
+  n = d1 n'), the masks of :func:`sltcheck.pruning.construction.approximate_product` are
   built, the full product (W2⊙M2)(W1⊙M1) is formed in mpmath from the masks (every
   entry, zeros included) and its max-norm distance to W is ``measured``. The bound is
   max_{i,j} of the optimal subset-sum error of entry (i, j) alone (target W[i, j],
@@ -33,7 +33,7 @@ What is checked, and how. The conclusion has two parts.
   lemma, so it is NOT asserted per instance (it is not in ``VARIANTS``). It is
   estimated instead: :func:`success_frequency` draws independent (W, W~1, W~2) at a
   given n' and reports the frequency of ||error||_max <= eps/(d1 d2) with a two-sided
-  95% Clopper–Pearson interval (delegating to :mod:`sltcheck.calibration`, which
+  95% Clopper–Pearson interval (delegating to :mod:`sltcheck.pruning.calibration`, which
   computes, per trial, the smallest n' at which the exact optimum meets the threshold).
   The lemma holds at (d1, d2, eps, n') when the success probability is >= 1 - eps;
   a confidence interval entirely below 1 - eps would refute it at that width.
@@ -177,7 +177,7 @@ def success_frequency(
     """Estimated P(||W - (W~2⊙M2)(W~1⊙M1)||_max <= eps/(d1 d2)) at n = d1 n' (optimal masks).
 
     Draws ``trials`` independent (W, W~1, W~2) with U[-1, 1] entries (a W with entries in
-    [-1, 1] as in Lemma 7), via :func:`sltcheck.calibration.critical_widths` (exact
+    [-1, 1] as in Lemma 7), via :func:`sltcheck.pruning.calibration.critical_widths` (exact
     meet-in-the-middle per entry). Returns the success count and frequency, the 95%
     Clopper–Pearson interval of the success probability, 1 - eps, and
     C = n' / log(d1 d2 / eps), the constant this width corresponds to.

@@ -27,7 +27,7 @@ pruned source block, with A the Theorem 9 chain (``theorem9.chain``) at the bloc
    r = max(3 alpha H sqrt(d1), A + alpha (H sqrt(d1) + 1)), equal to the proof's
    value where its premise holds and valid everywhere.
 3. Theorem 10, deterministic form (derived from Pensia et al.'s proof; the same
-   decomposition as ``sltcheck.construction``): a source layer pair (A_1, A_2) whose
+   decomposition as ``sltcheck.pruning.construction``): a source layer pair (A_1, A_2) whose
    kept hidden units each read at most one input computes
    A_2 ReLU(A_1 x) = P ReLU(x) - N ReLU(-x), with P and N the subset sums over
    the units of positive and negative incoming weight; target W x = W ReLU(x) - W ReLU(-x).

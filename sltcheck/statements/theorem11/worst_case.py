@@ -8,7 +8,7 @@ max_i ||Blk_S(x_i) - Blk_T(x_i)|| over targets with spectral norms <= 1 (attenti
 sources with those errors (FC pairs of Pensia's single-input form), tokens with ||x_k|| <= alpha, any mask.
 
 Upper bound (proved). With delta_l = d1 e_FC,l and U_9 = H alpha (2 tanh(alpha^2 d1 e_QK / 2) + d1 e_VO)
-(:mod:`sltcheck.worst_case.theorem9`, d2 = d1):
+(:mod:`sltcheck.statements.theorem9.worst_case`, d2 = d1):
 
     U_11 = r (prod_l (1 + delta_l) - 1) + 2 U_9,    r = alpha (H + 1) + U_9.
 

@@ -8,7 +8,7 @@ block's input: ||Blk_T(x)|| <= 2 ||z|| <= 2 (H beta + beta)), Delta_1 = 0 and
 
     Delta_{b+1} = 2 (H (2 beta_b tanh(beta_b Delta_b + Delta_b^2 / 2) + Delta_b) + Delta_b) + U_11(beta_b + Delta_b),
 
-sup <= Delta_{B+1}, with U_11(a) the bound of :mod:`sltcheck.worst_case.theorem11` at token bound a.
+sup <= Delta_{B+1}, with U_11(a) the bound of :mod:`sltcheck.statements.theorem11.worst_case` at token bound a.
 Proof: as in the paper (Eqs. 20-28),
 Delta_{b+1} <= ||Blk_T(x^(b)) - Blk_T(x'^(b))|| + ||Blk_T(x'^(b)) - Blk_S(x'^(b))||.
 The second term is Theorem 11's, for source inputs of norm <= beta_b + Delta_b. The first is Lemma 13's
@@ -16,7 +16,7 @@ for inputs x (norm <= beta) and x' (norm <= beta + Delta, not beta: the gap note
 :mod:`sltcheck.statements.theorem14`): the logits move by |x_i^T W (x_k - x'_k)| + |(x_i - x'_i)^T W x'_k|
 <= beta Delta + Delta (beta + Delta), so Lemma 8's supremum gives
 ||(p - p') X|| <= 2 beta tanh(beta Delta + Delta^2 / 2) (tokens X of the target side, norm <= beta),
-||p' (X - X')|| <= Delta, and the block doubles the residual's change (as in :mod:`sltcheck.worst_case.lemma13`).
+||p' (X - X')|| <= Delta, and the block doubles the residual's change (as in lemma13's worst case).
 
 Lower bound (the best of two structured families; errors at most the given ones).
 
@@ -28,7 +28,7 @@ Lower bound (the best of two structured families; errors at most the given ones)
 - A swap chain (d1 >= 2, only e_VO used): tokens +-alpha e_1; block 1 attends mostly to itself
   (W_Q = W_K = I, d_K = 2) with W_VO = I and S_VO = I + e_VO e_1 e_2^T, so the two tokens leave it
   moved by opposite multiples of e_2 (tangent to their ray); the later blocks are Lemma 12's swap
-  construction (:mod:`sltcheck.worst_case.lemma12`: W_K the swap of e_1, e_2, so row 1 sits at p = (1/2, 1/2)
+  construction (:mod:`sltcheck.statements.lemma12.worst_case`: W_K the swap of e_1, e_2, so row 1 sits at p = (1/2, 1/2)
   and its logits move by +-2 beta Delta / sqrt 2), FC layers the identity. This is the softmax term at
   work: at B = 2 it reaches 4 to 13 times the ray's value, about a quarter of the upper end.
 

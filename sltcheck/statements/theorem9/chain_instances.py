@@ -11,8 +11,8 @@ Sources come in four kinds:
   small-error regime where the chains are meaningful;
 - ``padded``: a wider source (n_K > d_K, n_V > d_V) that reproduces the target
   exactly through the n_K^{1/4} rescaling (Eq. 4), then perturbed;
-- ``random``: a theory-initialised source (``sltcheck.sources``) under random masks;
-- ``construction``: helper masks from ``sltcheck.construction`` (Lemma 7 and
+- ``random``: a theory-initialised source (``sltcheck.pruning.sources``) under random masks;
+- ``construction``: helper masks from ``sltcheck.pruning.construction`` (Lemma 7 and
   Pensia et al.'s FC construction) on a theory-initialised source.
 
 FC sources (Theorem 10) are single-input ("structured": P ReLU(x) - N ReLU(-x)),
