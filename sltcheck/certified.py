@@ -40,7 +40,6 @@ MAX_DPS digits by default ("work_dps" in the result).
 from __future__ import annotations
 
 import functools
-import importlib
 from types import ModuleType
 from typing import Any
 
@@ -50,7 +49,7 @@ from sltcheck.numerics import precision
 from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
 from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, width_digits
 from sltcheck.numerics.validation import check_dps
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.statements import load, parts
 
 DEFAULT_DPS = CERTIFIED_DPS
 OUTCOMES = ("holds", "violated", "undecided")
@@ -62,14 +61,7 @@ MAX_DPS = 120
 @functools.cache
 def enclosures() -> dict[str, ModuleType]:
     """Statement -> its ``enclosure`` module, for the statements that have one (paper order)."""
-    found = {}
-    for name in STATEMENT_MODULES:
-        try:
-            found[name] = importlib.import_module(f"sltcheck.statements.{name}.enclosure")
-        except ModuleNotFoundError as error:
-            if error.name != f"sltcheck.statements.{name}.enclosure":
-                raise
-    return found
+    return parts("enclosure")
 
 
 def supported() -> dict[str, tuple[str, ...]]:

@@ -17,13 +17,12 @@ lemma13 (brackets, searched lower ends), theorem11 (closed form on e_QK = 0), th
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import math
 from types import ModuleType
 from typing import Any
 
-from sltcheck.statements import STATEMENT_MODULES
+from sltcheck.statements import parts
 from sltcheck.worst_case._common import BRACKET, CLOSED, known_params
 
 _SEARCH = ("random_starts", "seed")
@@ -32,14 +31,7 @@ _SEARCH = ("random_starts", "seed")
 @functools.cache
 def _modules() -> dict[str, ModuleType]:
     """Statement -> its worst_case module, for the statements that have one (paper order)."""
-    found = {}
-    for name in STATEMENT_MODULES:
-        try:
-            found[name] = importlib.import_module(f"sltcheck.statements.{name}.worst_case")
-        except ModuleNotFoundError as error:
-            if error.name != f"sltcheck.statements.{name}.worst_case":
-                raise
-    return found
+    return parts("worst_case")
 
 
 def statements() -> tuple[str, ...]:
