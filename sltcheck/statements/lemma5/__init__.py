@@ -29,9 +29,10 @@ import math
 import mpmath
 
 from sltcheck.numerics import precision
+from sltcheck.numerics.arithmetic import scalar
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements.lemma8 import as_stated as via_lemma8
-from sltcheck.statements.lemma8 import measured, scalar
+from sltcheck.statements.lemma8 import measured
 
 ASSUMPTIONS = ("eps-max-half", "perturbation-max", "token-norm", "mask-rows")
 
