@@ -1,0 +1,50 @@
+"""The layout: statements are discovered folders; the command line starts without heavy imports."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sltcheck
+from sltcheck import certified, worst_case
+from sltcheck.statements import STATEMENT_MODULES, load, parts
+
+PACKAGE = Path(sltcheck.__file__).parent
+HELPERS = {"num", "sqrt", "expm1", "spectral", "max_abs", "rounded", "stable", "guided_precision",
+           "stated_or_proven", "scalar", "HUGE_EXPONENT", "VACUOUS_BITS"}
+
+
+def test_statements_are_discovered_in_the_papers_order():
+    assert STATEMENT_MODULES == ("lemma2", "lemma4", "lemma5", "lemma7", "lemma8", "lemma12", "lemma13",
+                                 "theorem9", "theorem11", "theorem14")
+    assert tuple(parts("instances")) == STATEMENT_MODULES
+    assert worst_case.statements() == ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
+    assert tuple(certified.supported()) == worst_case.statements()
+
+
+def test_unknown_statement_names_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"statement must be one of lemma2, .*theorem14, got 'theorem99'"):
+        load("theorem99")
+
+
+def test_no_module_takes_numeric_helpers_from_a_statement():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sltcheck.statements"):
+                offenders += [f"{path.relative_to(PACKAGE)}: {a.name}" for a in node.names if a.name in HELPERS]
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in HELPERS \
+                    and node.value.id in ("t9", "t11", "t14", "theorem9", "lemma8"):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert not offenders
+
+
+def test_help_imports_no_command_dependencies():
+    code = ("import sys; from sltcheck.cli import build_parser; build_parser().format_help(); "
+            "print(sorted(m for m in ('torch', 'scipy', 'hypothesis') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
