@@ -5,6 +5,6 @@ Modules: :mod:`~sltcheck.lm.edgepopup` (score masks), :mod:`~sltcheck.lm.model`
 (GPT-2 presets, initialisation, wrappers), :mod:`~sltcheck.lm.data` (WikiText,
 tokenizer, packing), :mod:`~sltcheck.lm.train` (resumable training),
 :mod:`~sltcheck.lm.sweeps` (Figures 7/8), :mod:`~sltcheck.lm.bench` (step time),
-:mod:`~sltcheck.lm.cli` (commands). Requires the ``lm`` extra
+:mod:`sltcheck.cli.lm` (commands). Requires the ``lm`` extra
 (``transformers``, ``tokenizers``).
 """
