@@ -1,7 +1,7 @@
 """``sltcheck check``: run every statement's properties, the worst-case search and the mutants.
 
     sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
-                   [--search-evaluations N] [--no-mutants]
+                   [--no-search] [--no-mutants]
     sltcheck check --replay FILE [--dps 100]
 
 The properties run programmatically (not through pytest) with an explicit
@@ -9,8 +9,10 @@ Hypothesis seed, so the same seed gives the same findings. For every
 statement and variant, ``findings.json`` holds: statement, variant,
 default (bool), examples, worst_ratio, violated, violations, undecided,
 instance (exact JSON: floats as float.hex), seed, examples_per_second,
-search (the local search's start and end ratios); and, per statement, the
-mutants refuted with their shrunk counterexamples.
+search (the worst-case search of :mod:`sltcheck.harness.search` at the profile's
+budget: its ratio, evaluations, seconds, shape and, for a violation, the replay at
+twice the digits and the interval outcome); and, per statement, the mutants refuted
+with their counterexamples.
 """
 
 from __future__ import annotations
@@ -51,10 +53,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="findings", help="output directory (default: ./findings)")
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
     parser.add_argument(
-        "--search-evaluations",
-        type=int,
-        default=400,
-        help="float64 evaluations of the local search per variant (0: no search)",
+        "--no-search", action="store_true", help="skip the worst-case search (Hypothesis examples only)"
     )
     parser.add_argument("--no-mutants", action="store_true", help="skip the mutant refutations")
     parser.add_argument(
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_mutants:
             for mutant in module.MUTANTS:
                 start = time.perf_counter()
-                result = refute(name, mutant, settings=profile_settings(args.profile))
+                result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
                 mutant_rows.append(
                     {
                         "statement": name,
@@ -119,7 +118,7 @@ def _check_variant(
     from hypothesis import seed as hypothesis_seed
 
     from sltcheck.harness.runner import RECORDER, property_test
-    from sltcheck.harness.search import local_search
+    from sltcheck.harness.search import search_worst_case
 
     record = RECORDER.record(name, variant)
     test = property_test(name, variant, settings=settings)  # type: ignore[arg-type]
@@ -132,20 +131,23 @@ def _check_variant(
         failure = str(error).splitlines()[0]
     wall = time.perf_counter() - start
     search: dict[str, object] | None = None
-    if args.search_evaluations > 0 and record.worst_instance is not None and not record.violations:
-        result = local_search(
-            name, variant, record.worst_instance, max_evaluations=args.search_evaluations
-        )
-        if result is not None:
-            search = {
-                "start_ratio": result.start_ratio,
-                "end_ratio": result.ratio,
-                "evaluations": result.evaluations,
-            }
-            if result.ratio > record.worst_ratio or result.verdict.violated:
-                record.worst_ratio, record.worst_instance = result.ratio, result.instance
-                record.worst_verdict = result.verdict
-                record.violations += int(result.verdict.violated)
+    if not args.no_search:
+        result = search_worst_case(name, variant, profile=args.profile, seed=args.seed)
+        search = {
+            "ratio": result.ratio,
+            "violated": result.verdict.violated,
+            "shape": result.shape,
+            "starts": result.starts,
+            "evaluations": result.evaluations,
+            "seconds": round(result.seconds, 3),
+            "replay": result.replay.as_dict() if result.replay else None,
+            "certified": result.certified,
+        }
+        found = (result.verdict.violated, result.ratio)
+        if found > (bool(record.violations), record.worst_ratio):
+            record.worst_ratio, record.worst_instance = result.ratio, result.instance
+            record.worst_verdict = result.verdict
+        record.violations += int(result.verdict.violated)
     entry = _entry(record, default, wall, failure, search)
     entry.update(_certify(name, variant, record.worst_instance))
     return entry

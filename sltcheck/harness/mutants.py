@@ -35,15 +35,22 @@ def mutants(statement: str) -> list[Mutant]:
 
 
 def refute(
-    statement: str, mutant: Mutant, *, settings: Settings | None = None, dps: int = PROPERTY_DPS
+    statement: str,
+    mutant: Mutant,
+    *,
+    settings: Settings | None = None,
+    dps: int = PROPERTY_DPS,
+    profile: str = "ci",
 ) -> Refutation:
     """Search for an instance on which ``mutant`` is violated; shrink it.
 
     Deterministic passes under ``settings``: generation alone (diverse
-    examples), then, if nothing was found, generation with Hypothesis's
-    target hill-climbing on measured/bound (which spends its budget climbing
-    one example, so it complements rather than replaces the first pass), then
-    the same with a larger budget (:data:`LONGER_SEARCH`).
+    examples, shrunk by Hypothesis); then, for a mutant that keeps every
+    assumption (a bound made too small), the worst-case search of
+    :mod:`sltcheck.harness.search` at ``profile``'s budget (edge mutants, a few
+    percent under a supremum, need it; its counterexample is the search's best
+    point, not shrunk); then generation with Hypothesis's target hill-climbing,
+    then the same with a larger budget (:data:`LONGER_SEARCH`).
     """
     base = settings if settings is not None else Settings()
     first = _refute(
@@ -54,6 +61,13 @@ def refute(
     )
     if first.refuted:
         return first
+    if not mutant.drop:
+        from sltcheck.harness.search import search_worst_case
+
+        found = search_worst_case(statement, f"mutant:{mutant.name}", bound=mutant.bound, profile=profile, dps=dps)
+        if found.verdict.violated:
+            return Refutation(statement, mutant.name, True, found.instance, found.verdict,
+                              f"worst-case search: ratio {found.ratio:.6g} after {found.evaluations} evaluations")
     second = _refute(statement, mutant, Settings(base, phases=tuple(Phase)), dps)
     if second.refuted:
         return second

@@ -1,18 +1,30 @@
-"""Worst-case local search with scipy.optimize, inside the assumptions.
+"""The worst-case search: boundaries first, every parameter moved, inside the assumptions.
 
-Started from the worst instances the property search found, the free float
-fields of an instance (``FREE`` of its instance module) are flattened into one
-vector; every trial vector is mapped back through the module's ``project``
-(tokens into the alpha-ball, weights to spectral norm <= 1, perturbations
-clipped), so the assumptions hold by construction. The objective is
-measured/bound in float64 (``dps=None``; fast), maximised with Powell's
-method (derivative-free, deterministic). The best instance is re-checked
-against the assumptions in mpmath and decided at ``dps`` digits.
+:func:`search_worst_case` is the engine every statement uses (``sltcheck check``, the
+edge mutants, the search-power benchmark). For one statement and variant it
+
+1. enumerates the small discrete shapes (d1, d2, d_K, d_V, H, T, L, B, ...) from the
+   smallest up (the instance module's ``shapes()``);
+2. draws starts at each shape, boundary starts first (``start(shape, rng, on_boundary=True)``:
+   alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, weights of spectral norm 1 in
+   sign patterns, perturbations at full length, eps tiny and largest), then random ones;
+3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64, with
+   central finite differences over every continuous field in ``FREE``, alpha and eps_max
+   included), every trial point mapped through the module's ``project`` so the
+   assumptions hold at every evaluated point;
+4. polishes the best derivative-free (Powell, :func:`local_search`);
+5. decides the best in mpmath; a violation is replayed at twice the digits and, where
+   :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
+
+The budget per profile is :data:`BUDGETS` (documented in the README).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize
@@ -36,19 +48,28 @@ class SearchResult:
     evaluations: int
 
 
+def _parts(value: object) -> list[np.ndarray]:
+    """A field as float arrays: a tuple of matrices (FC layers) gives one array each."""
+    if isinstance(value, tuple | list):
+        return [np.asarray(v, dtype=np.float64) for v in value]
+    return [np.asarray(value, dtype=np.float64)]
+
+
 def _flatten(instance: Instance, free: tuple[str, ...]) -> np.ndarray:
-    return np.concatenate([np.ravel(np.asarray(instance[key], dtype=np.float64)) for key in free])
+    chunks = [np.ravel(part) for key in free for part in _parts(instance[key])]
+    return np.concatenate(chunks) if chunks else np.zeros(0)
 
 
 def _unflatten(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> Instance:
     out = dict(template)
     offset = 0
     for key in free:
-        value = np.asarray(template[key], dtype=np.float64)
-        size = value.size
-        chunk = vector[offset : offset + size].reshape(value.shape)
-        out[key] = float(chunk) if value.ndim == 0 else chunk.copy()
-        offset += size
+        parts = []
+        for value in _parts(template[key]):
+            chunk = vector[offset : offset + value.size].reshape(value.shape)
+            parts.append(float(chunk) if value.ndim == 0 else chunk.copy())
+            offset += value.size
+        out[key] = tuple(parts) if isinstance(template[key], tuple | list) else parts[0]
     return out
 
 
@@ -103,3 +124,168 @@ def local_search(
             best = dict(start)
     verdict = evaluate(statement, variant, best, dps=dps)
     return SearchResult(best, verdict.ratio, verdict, start_ratio, count)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard :func:`search_worst_case` looks (per statement and variant)."""
+
+    shapes: int  # discrete shapes tried, smallest first
+    starts: int  # starts per shape, the first half on the boundaries
+    climbs: int  # best starts climbed with gradients
+    climb_evaluations: int  # float64 evaluations per climb
+    polish_evaluations: int  # Powell evaluations on the best point
+
+
+BUDGETS: dict[str, Budget] = {
+    "ci": Budget(shapes=16, starts=16, climbs=4, climb_evaluations=600, polish_evaluations=300),
+    "dev": Budget(shapes=48, starts=40, climbs=12, climb_evaluations=2000, polish_evaluations=1000),
+    "deep": Budget(shapes=160, starts=80, climbs=40, climb_evaluations=5000, polish_evaluations=3000),
+}
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The best instance the search found, decided in mpmath."""
+
+    statement: str
+    variant: str
+    instance: Instance
+    verdict: Verdict  # at dps digits
+    float_ratio: float
+    shape: dict[str, int]
+    evaluations: int
+    seconds: float
+    starts: int
+    replay: Verdict | None = None  # a violation re-decided at twice the digits
+    certified: str | None = None  # the interval outcome where sltcheck.certified covers it
+    trail: list[float] = field(default_factory=list)  # best float ratio after each climb
+
+    @property
+    def ratio(self) -> float:
+        return self.verdict.ratio
+
+
+def budget_for(profile: str | Budget) -> Budget:
+    if isinstance(profile, Budget):
+        return profile
+    if profile not in BUDGETS:
+        raise ValueError(f"profile must be one of {', '.join(BUDGETS)}, got {profile!r}")
+    return BUDGETS[profile]
+
+
+def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
+    out = dict(instance)
+    out.update({k: v for k, v in fixed.items() if k in out})
+    return out
+
+
+def _matches(shape: Mapping[str, int], fixed: Mapping[str, object]) -> bool:
+    return all(shape[k] == fixed[k] for k in shape if k in fixed)
+
+
+def search_worst_case(
+    statement: str,
+    variant: str,
+    *,
+    profile: str | Budget = "ci",
+    bound: Bound | None = None,
+    fixed: Mapping[str, object] | None = None,
+    seed: int = 0,
+    dps: int = PROPERTY_DPS,
+    skip: tuple[str, ...] = (),
+) -> WorstCase:
+    """The largest measured/bound the search finds for ``statement``/``variant``.
+
+    ``bound`` replaces the variant's right-hand side (mutants); ``fixed`` holds fields at
+    given values (discrete ones select the shapes, continuous ones such as alpha or
+    eps_max are set on every start and not moved); ``skip`` names assumptions not
+    checked on the result (mutants that drop one). Same seed, same result.
+    """
+    budget = budget_for(profile)
+    fixed = dict(fixed or {})
+    module = instance_module(statement)
+    rng = np.random.default_rng(seed)
+    began = time.perf_counter()
+    count = 0
+
+    def ratio_of(instance: Instance) -> float:
+        nonlocal count
+        count += 1
+        return float_ratio(statement, variant, instance, bound)
+
+    shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]
+    if not shapes:
+        raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
+    scored: list[tuple[float, int, Instance]] = []
+    for index, shape in enumerate(shapes):
+        for k in range(budget.starts):
+            start = module.project(_apply(module.start(shape, rng, on_boundary=k < (budget.starts + 1) // 2), fixed))
+            scored.append((ratio_of(start), index, start))
+    scored.sort(key=lambda item: -item[0] if math.isfinite(item[0]) else 0.0)
+    per_shape = max(1, math.ceil(budget.climbs / 2))
+    chosen: list[tuple[float, int, Instance]] = []
+    taken: dict[int, int] = {}
+    for item in scored:
+        if len(chosen) == budget.climbs:
+            break
+        if taken.get(item[1], 0) < per_shape:
+            chosen.append(item)
+            taken[item[1]] = taken.get(item[1], 0) + 1
+    free = tuple(key for key in module.FREE if key not in fixed)
+    best_ratio, best_index, best = scored[0]
+    trail = []
+    for _, index, start in chosen:
+        climbed, climbed_ratio = _climb(module, free, start, ratio_of, budget.climb_evaluations)
+        if climbed_ratio > best_ratio and not violations(statement, climbed, skip=skip):
+            best_ratio, best_index, best = climbed_ratio, index, climbed
+        trail.append(best_ratio)
+    polished = _polish(module, free, best, ratio_of, budget.polish_evaluations)
+    if polished is not None and polished[1] > best_ratio and not violations(statement, polished[0], skip=skip):
+        best_ratio, best = polished[1], polished[0]
+    verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
+    replay = certified = None
+    if verdict.violated:
+        replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)
+        certified = _certify(statement, variant, best) if bound is None else None
+    return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
+                     time.perf_counter() - began, len(scored), replay, certified, trail)
+
+
+def _climb(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
+    """L-BFGS-B from ``start`` on -ratio(project(x)), gradients by finite differences."""
+    x0 = _flatten(start, free)
+    if x0.size == 0:
+        return start, ratio_of(start)
+    scale = np.maximum(np.abs(x0), 1.0)
+
+    def objective(z: np.ndarray) -> float:
+        ratio = ratio_of(module.project(_unflatten(start, free, z * scale)))
+        return -ratio if math.isfinite(ratio) else 0.0
+
+    result = optimize.minimize(
+        objective, x0 / scale, method="L-BFGS-B",
+        options={"maxfun": evaluations, "maxiter": evaluations, "eps": 1e-7, "ftol": 1e-15, "gtol": 1e-12},
+    )
+    best = module.project(_unflatten(start, free, np.asarray(result.x) * scale))
+    return best, ratio_of(best)
+
+
+def _polish(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
+    x0 = _flatten(start, free)
+    if x0.size == 0 or evaluations <= 0:
+        return None
+    result = optimize.minimize(
+        lambda z: -ratio_of(module.project(_unflatten(start, free, z))), x0, method="Powell",
+        options={"maxfev": evaluations, "xtol": 1e-12, "ftol": 1e-15},
+    )
+    best = module.project(_unflatten(start, free, np.asarray(result.x)))
+    return best, ratio_of(best)
+
+
+def _certify(statement: str, variant: str, instance: Instance) -> str | None:
+    from sltcheck import certified
+
+    if variant not in certified.supported().get(statement, ()):
+        return None
+    return str(certified.evaluate(statement, instance, variant)["outcome"])

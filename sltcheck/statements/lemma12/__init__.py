@@ -71,3 +71,15 @@ MUTANTS = [
         partial(lipschitz_bound, factor=1.0, eps_weight=1.0, include_alpha_term=False),
     ),
 ]
+
+
+def _bracket_lower() -> float:
+    from sltcheck.statements.lemma12 import worst_case as worst
+
+    return float(worst.supremum(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1)["lower"])
+
+
+# Search power (sltcheck.harness.power): at the slack table's parameters the search's best
+# measured value must reach the lower end of the bracket in sltcheck.statements.lemma12.worst_case.
+POWER_CASES = [{"fixed": {"H": 1, "d1": 2, "d2": 2, "alpha": 2.0, "eps_max": 0.05}, "variant": "as-stated",
+                "lower": _bracket_lower}]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.statements import Instance
 
-FREE = ("X", "X_perturbed", "W_Q", "W_K", "W_V", "W_O", "eps_max")
+FREE = ("alpha", "X", "X_perturbed", "W_Q", "W_K", "W_V", "W_O", "eps_max")
+BLOCK_FREE = (*FREE, "fc_layers")
+SHAPES = {"d1": (1, 2), "d2": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
+BLOCK_SHAPES = {**SHAPES, "L": (1, 2)}
 EPS_HIGH = 0.5
 OVERSHOOT = {
     "token-norm": 4.0,
@@ -105,6 +109,8 @@ def _into_ball(X: np.ndarray, limit: float) -> np.ndarray:
 
 def project_lipschitz(instance: Instance) -> Instance:
     out = dict(instance)
+    least = boundary.least_alpha(int(out["d1"]), int(out.get("d2", out["d1"])))  # type: ignore[call-overload]
+    out["alpha"] = max(abs(float(out["alpha"])), least)  # type: ignore[arg-type]
     eps_max = float(np.clip(abs(float(out["eps_max"])), 0.0, EPS_HIGH))  # type: ignore[arg-type]
     out["eps_max"] = eps_max
     limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
@@ -120,4 +126,46 @@ def project_lipschitz(instance: Instance) -> Instance:
         out[name] = np.stack(
             [S.scale_inside(m) if np.linalg.norm(m, 2) > S.INSIDE else m for m in stack]
         )
+    if "fc_layers" in out:
+        out["fc_layers"] = tuple(
+            S.scale_inside(m) if np.linalg.norm(m, 2) > S.INSIDE else m
+            for m in (np.asarray(w, dtype=np.float64) for w in out["fc_layers"])  # type: ignore[attr-defined]
+        )
     return out
+
+
+def lipschitz_shapes(*, block: bool) -> list[dict[str, int]]:
+    if block:
+        return boundary.ordered_shapes(BLOCK_SHAPES, keep=lambda s: s["d2"] == s["d1"])
+    return boundary.ordered_shapes(SHAPES)
+
+
+def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    """A start for the search: alpha at sqrt(max(d1, d2)), tokens on a line at +-alpha, every
+    token moved by eps_max along it (in or out), weights in sign patterns of spectral norm 1
+    (boundary); or random tokens, steps, weights and alpha."""
+    T, d1, d2, H = shape["T"], shape["d1"], shape["d2"], shape["H"]
+    least = boundary.least_alpha(d1, d2)
+    alpha = least if on_boundary or rng.random() < 0.5 else least * rng.uniform(1.0, 3.0)
+    eps_max = float(rng.choice(boundary.eps_levels(0.0, EPS_HIGH))) if on_boundary else EPS_HIGH * rng.random() ** 3
+    X = boundary.sphere_tokens(rng, T, d1, alpha, boundary=on_boundary)
+    if on_boundary:
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        along = np.where(norms > 0, X / np.where(norms > 0, norms, 1.0), np.eye(1, d1))
+        signs = rng.choice((-1.0, 1.0), (T, 1)) if rng.random() < 0.5 else np.full((T, 1), rng.choice((-1.0, 1.0)))
+        steps = along * signs * eps_max
+    else:
+        raw = rng.normal(size=(T, d1))
+        steps = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-300) * eps_max * rng.random((T, 1))
+    instance: Instance = {
+        "alpha": alpha, "d1": d1, "d2": d2, "X": X, "X_perturbed": X + steps,
+        "mask": boundary.masks(rng, T, boundary=on_boundary),
+        "W_Q": boundary.pattern_stack(rng, H, d1, shape["dK"], boundary=on_boundary),
+        "W_K": boundary.pattern_stack(rng, H, d1, shape["dK"], boundary=on_boundary),
+        "W_V": boundary.pattern_stack(rng, H, d1, shape["dV"], boundary=on_boundary),
+        "W_O": boundary.pattern_stack(rng, H, shape["dV"], d2, boundary=on_boundary),
+        "eps_max": eps_max,
+    }
+    if "L" in shape:
+        instance["fc_layers"] = tuple(boundary.pattern_stack(rng, shape["L"], d1, d1, boundary=on_boundary))
+    return project_lipschitz(instance)

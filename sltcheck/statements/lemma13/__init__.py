@@ -71,3 +71,15 @@ MUTANTS = [
         partial(lipschitz_bound, factor=0.125, eps_weight=2.0),
     ),
 ]
+
+
+def _bracket_lower() -> float:
+    from sltcheck.statements.lemma13 import worst_case as worst
+
+    return float(worst.supremum(H=1, d1=2, L=1, alpha=2.0, eps_max=0.05, random_starts=1)["lower"])
+
+
+# Search power (sltcheck.harness.power): at the slack table's parameters the search's best
+# measured value must reach the lower end of the bracket in sltcheck.statements.lemma13.worst_case.
+POWER_CASES = [{"fixed": {"H": 1, "d1": 2, "alpha": 2.0, "eps_max": 0.05, "L": 1}, "variant": "as-proven",
+                "lower": _bracket_lower}]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from sltcheck.harness import strategies
+from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma7.instances import MAX_D, eps_values, sources
+from sltcheck.statements.lemma7.instances import MAX_D, eps_start, eps_values, shapes, source_start, sources
 
 FREE = ("W", "x", "W1", "W2")
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def inputs(d1: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:
@@ -65,3 +65,17 @@ def project(instance: Instance) -> Instance:
         x = x * (strategies.INSIDE / norm)
     out["W"], out["x"] = W, x
     return out
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    """Targets in sign patterns of spectral norm 1 and inputs +-e_j (boundary), or random."""
+    d1, d2 = shape["d1"], shape["d2"]
+    if on_boundary:
+        patterns = boundary.unit_patterns(d2, d1)
+        W = patterns[rng.integers(len(patterns))]
+        x = rng.choice((-1.0, 1.0)) * np.eye(d1)[rng.integers(d1)] * strategies.INSIDE
+    else:
+        W = boundary.random_unit(rng, d2, d1, shrink=True)
+        x = boundary.sphere_tokens(rng, 1, d1, 1.0, boundary=False)[0]
+    W1, W2 = source_start(shape, rng)
+    return {"W": W, "x": x, "W1": W1, "W2": W2, "eps": eps_start(rng, on_boundary)}

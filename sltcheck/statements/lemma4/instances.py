@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from sltcheck.harness import strategies
+from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma7.instances import FREE, MAX_D, eps_values, sources
+from sltcheck.statements.lemma7.instances import FREE, MAX_D, eps_start, eps_values, shapes, source_start, sources
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -35,3 +35,12 @@ def project(instance: Instance) -> Instance:
         W = strategies.scale_inside(W)
     out["W"] = W
     return out
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    """Targets in sign patterns of spectral norm 1 (or random, norm <= 1); uniform sources."""
+    size = (shape["d2"], shape["d1"])
+    patterns = boundary.unit_patterns(*size)
+    W = patterns[rng.integers(len(patterns))] if on_boundary else boundary.random_unit(rng, *size, shrink=True)
+    W1, W2 = source_start(shape, rng)
+    return {"W": W, "W1": W1, "W2": W2, "eps": eps_start(rng, on_boundary)}

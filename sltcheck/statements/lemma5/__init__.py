@@ -31,8 +31,8 @@ import mpmath
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
 from sltcheck.statements import Instance, Mutant
+from sltcheck.statements.lemma8 import EDGE, measured, supremum_fraction
 from sltcheck.statements.lemma8 import as_stated as via_lemma8
-from sltcheck.statements.lemma8 import measured
 
 ASSUMPTIONS = ("eps-max-half", "perturbation-max", "token-norm", "mask-rows")
 
@@ -61,8 +61,23 @@ MUTANTS = [
         "4 sqrt(d1) alpha eps_max^2: the bound read as quadratic in the perturbation",
         _linear(4.0, 2),
     ),
+    Mutant(
+        "supremum-0.97",
+        "0.97 x the proved supremum 2 alpha tanh(eps_max/2) of the left side (Lemma 8's)",
+        supremum_fraction(EDGE),
+    ),
     Mutant("no-token-norm", "drops ||x_k|| <= alpha", as_stated, drop=("token-norm",)),
     Mutant(
         "no-perturbation-max", "drops ||eps||_max <= eps_max", as_stated, drop=("perturbation-max",)
     ),
+]
+
+
+# Search power (sltcheck.harness.power): the search must reach the proved supremum
+# 2 alpha tanh(eps_max/2) at the slack table's parameters (d1 <= 2: the search's shapes).
+POWER_CASES = [
+    {"fixed": {"d1": d1, "alpha": math.sqrt(d1) if d1 == 1 else 1.4142135623730951 * (1 + 2**-52), "eps_max": eps},
+     "supremum": supremum_fraction(1.0)}
+    for d1 in (1, 2)
+    for eps in (1e-3, 0.1, 0.5)
 ]

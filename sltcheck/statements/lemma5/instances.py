@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma8.softmax_instances import FREE, project_softmax, softmax_instances
+from sltcheck.statements.lemma8.softmax_instances import (
+    FREE,
+    SHAPES,
+    project_softmax,
+    softmax_instances,
+    softmax_start,
+)
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -16,3 +24,11 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
 
 def project(instance: Instance) -> Instance:
     return project_softmax(instance, 0.5)
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(SHAPES)
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    return softmax_start(shape, rng, 0.5, on_boundary=on_boundary)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from sltcheck.harness import strategies
+from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
 
 FREE = ("W", "W1", "W2")
 MAX_D = 3
 MAX_N_PRIME = 10
 
-__all__ = ["FREE", "instances", "project", "sources"]
+__all__ = ["FREE", "instances", "project", "shapes", "sources", "start"]
+
+SHAPES = {"d1": (1, 2), "d2": (1, 2), "n_prime": (1, 2, 3, 4, 6, 8)}
 
 
 def sources(d1: int, d2: int) -> st.SearchStrategy[tuple[np.ndarray, np.ndarray]]:
@@ -67,3 +69,24 @@ def project(instance: Instance) -> Instance:
     for key in FREE:
         out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
     return out
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(SHAPES)
+
+
+def source_start(shape: dict[str, int], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    n = shape["d1"] * shape["n_prime"]
+    return rng.uniform(-1, 1, (n, shape["d1"])), rng.uniform(-1, 1, (shape["d2"], n))
+
+
+def eps_start(rng: np.random.Generator, on_boundary: bool) -> float:
+    return float(rng.choice((1e-6, 0.01, 0.5, 1 - 1e-9))) if on_boundary else float(rng.uniform(1e-6, 1 - 1e-9))
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    """Targets at the corners (entries +-1, 0, 1/2) or uniform in [-1, 1]; uniform sources."""
+    size = (shape["d2"], shape["d1"])
+    W = rng.choice((-1.0, 0.0, 0.5, 1.0), size) if on_boundary else rng.uniform(-1, 1, size)
+    W1, W2 = source_start(shape, rng)
+    return {"W": W, "W1": W1, "W2": W2, "eps": eps_start(rng, on_boundary)}

@@ -140,6 +140,24 @@ def _bound(factor: float, exponent: float, root: bool = True):  # noqa: ANN202
 
 as_stated = _bound(1.0, 2.0)
 
+# The edge mutants sit this close below a proved supremum: only a search that reaches
+# 97% of the worst case refutes them (search power, not a far-off sanity check).
+EDGE = 0.97
+
+
+def supremum_fraction(fraction: float):  # noqa: ANN201
+    """``fraction`` x 2 alpha tanh(eps_max/2), the supremum of the left side (proved and
+    attained in :mod:`sltcheck.statements.lemma8.worst_case`)."""
+
+    def bound(instance: Instance, dps: int | None) -> object:
+        alpha, eps_max = scalar(instance["alpha"], dps), scalar(instance["eps_max"], dps)
+        with precision.working_precision(dps):
+            tanh = math.tanh(eps_max / 2) if dps is None else mpmath.tanh(eps_max / 2)  # type: ignore[operator]
+            return fraction * 2 * alpha * tanh  # type: ignore[operator]
+
+    return bound
+
+
 VARIANTS = {"as-stated": as_stated}
 DEFAULT_VARIANT = "as-stated"
 
@@ -150,6 +168,11 @@ MUTANTS = [
         _bound(1.0, 0.5),
     ),
     Mutant(
+        "supremum-0.97",
+        "0.97 x the proved supremum 2 alpha tanh(eps_max/2): refuted only by a search that gets within 3%",
+        supremum_fraction(EDGE),
+    ),
+    Mutant(
         "no-token-norm",
         "drops ||x_k|| <= alpha: tokens may exceed the alpha-sphere",
         as_stated,
@@ -158,4 +181,14 @@ MUTANTS = [
     Mutant(
         "no-perturbation-max", "drops ||eps||_max <= eps_max", as_stated, drop=("perturbation-max",)
     ),
+]
+
+
+# Search power (sltcheck.harness.power): the search must reach the proved supremum
+# 2 alpha tanh(eps_max/2) at the slack table's parameters (d1 <= 2: the search's shapes).
+POWER_CASES = [
+    {"fixed": {"d1": d1, "alpha": math.sqrt(d1) if d1 == 1 else 1.4142135623730951 * (1 + 2**-52), "eps_max": eps},
+     "supremum": supremum_fraction(1.0)}
+    for d1 in (1, 2)
+    for eps in (1e-3, 0.1, 0.5)
 ]

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma8.softmax_instances import FREE, project_softmax, softmax_instances
+from sltcheck.statements.lemma8.softmax_instances import (
+    FREE,
+    SHAPES,
+    project_softmax,
+    softmax_instances,
+    softmax_start,
+)
 
 EPS_HIGH = 3.0  # Lemma 8 allows any eps_max >= 0; beyond ~3 the bound is astronomically loose
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -18,3 +26,11 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
 
 def project(instance: Instance) -> Instance:
     return project_softmax(instance, EPS_HIGH)
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(SHAPES)
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    return softmax_start(shape, rng, EPS_HIGH, on_boundary=on_boundary)

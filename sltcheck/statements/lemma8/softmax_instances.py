@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.statements import Instance
 
-FREE = ("X", "logits", "perturbation", "eps_max")
+FREE = ("alpha", "X", "logits", "perturbation", "eps_max")
+SHAPES = {"d1": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
 OVERSHOOT = 16.0  # how far a dropped assumption is broken
 
 
@@ -58,6 +60,7 @@ def softmax_instances(eps_high: float, drop: tuple[str, ...]) -> st.SearchStrate
 
 def project_softmax(instance: Instance, eps_high: float) -> Instance:
     out = dict(instance)
+    out["alpha"] = max(abs(float(out["alpha"])), 1e-3)  # type: ignore[arg-type]
     eps_max = float(np.clip(abs(float(out["eps_max"])), 0.0, eps_high))  # type: ignore[arg-type]
     out["eps_max"] = eps_max
     out["perturbation"] = np.clip(
@@ -68,3 +71,22 @@ def project_softmax(instance: Instance, eps_high: float) -> Instance:
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     out["X"] = np.where(norms > limit, X * (limit / np.where(norms > 0, norms, 1.0)), X)
     return out
+
+
+def softmax_start(shape: dict[str, int], rng: np.random.Generator, eps_high: float, *, on_boundary: bool) -> Instance:
+    """A start for the search: tokens on a line at +-alpha with logits zero and perturbations
+    at +-eps_max aligned with them (boundary), or random logits, tokens and perturbations."""
+    T, d1 = shape["T"], shape["d1"]
+    alpha = boundary.least_alpha(d1) if on_boundary else boundary.least_alpha(d1) * rng.uniform(1.0, 4.0)
+    levels = boundary.eps_levels(0.0, eps_high)
+    eps_max = float(rng.choice(levels)) if on_boundary else eps_high * rng.random() ** 3
+    X = boundary.sphere_tokens(rng, T, d1, alpha, boundary=on_boundary)
+    if on_boundary:
+        signs = np.where(X[:, 0] >= 0, 1.0, -1.0) if rng.random() < 0.7 else rng.choice((-1.0, 1.0), T)
+        perturbation = np.broadcast_to(signs * eps_max, (T, T)).copy()
+        logits = np.zeros((T, T)) if rng.random() < 0.5 else rng.choice((-1.0, 0.0, 1.0), (T, T)) * eps_max
+    else:
+        perturbation = rng.uniform(-eps_max, eps_max, (T, T))
+        logits = rng.normal(size=(T, T)) * rng.choice((0.1, 1.0, 5.0))
+    return {"alpha": alpha, "d1": d1, "X": X, "logits": logits, "mask": boundary.masks(rng, T, boundary=on_boundary),
+            "perturbation": perturbation, "eps_max": eps_max}

@@ -399,7 +399,30 @@ def _mutant(change: str) -> Callable[[Instance, int | None], Any]:
     return bound
 
 
+# Edge mutants sit this close below a proved supremum (search power, not a sanity check).
+EDGE = 0.97
+
+
+def supremum_fraction(fraction: float) -> Callable[[Instance, int | None], Any]:
+    """``fraction`` x the proved upper bound U_11 = r (prod(1 + d1 e_FC,l) - 1) + 2 U_9
+    at the instance's achieved errors
+    (:mod:`sltcheck.statements.theorem11.worst_case`), attained on the slice e_QK = 0."""
+
+    def bound(instance: Instance, dps: int | None) -> Any:
+        from sltcheck.statements.theorem11 import worst_case as worst
+
+        value = worst.upper_of(instance, dps or 30)
+        return float(value) * fraction if dps is None else value * fraction
+
+    return bound
+
+
 MUTANTS = [
+    Mutant(
+        "supremum-0.97",
+        "0.97 x the proved upper bound of the worst case, attained on e_QK = 0: refuted only by a search within 3%",
+        supremum_fraction(EDGE),
+    ),
     Mutant(
         "half",
         "the as-proven bound halved (attained: d = 1, one token, W_VO perturbed, F_T = id)",
@@ -423,3 +446,8 @@ MUTANTS = [
         drop=("token-norm",),
     ),
 ]
+
+
+# Search power (sltcheck.harness.power): measured / the proved upper bound U_11, closed form
+# and attained on e_QK = 0 (sltcheck.statements.theorem11.worst_case).
+POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "L": 2}, "supremum": supremum_fraction(1.0)}]

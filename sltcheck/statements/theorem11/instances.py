@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.model.weights import BlockWeights
 from sltcheck.statements import Instance
+from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
-    FREE,
+    BLOCK_SHAPES,
     dims,
     edge_plan,
     edge_sequence,
     fc_pair,
+    fc_start,
     mha_pair,
+    mha_start,
     project,
     sequence,
+    sequence_start,
 )
 from sltcheck.statements.theorem11 import make_instance
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -52,3 +58,15 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
         return make_instance(target, BlockWeights(source_attention, source_fc), X, mask, alpha)
 
     return draw()
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(BLOCK_SHAPES)
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    shape = {**shape, "d2": shape["d1"]}
+    alpha, X, mask = sequence_start(shape, rng, on_boundary=on_boundary)
+    attention, source_attention = mha_start(shape, rng, on_boundary=on_boundary)
+    fc, source_fc = fc_start(shape["d1"], shape["L"], rng, on_boundary=on_boundary)
+    return make_instance(BlockWeights(attention, fc), BlockWeights(source_attention, source_fc), X, mask, alpha)

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.model.weights import BlockWeights, TransformerWeights
 from sltcheck.statements import Instance
+from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
-    FREE,
+    TRANSFORMER_SHAPES,
     dims,
     edge_plan,
     edge_sequence,
     fc_pair,
     fc_plan,
+    fc_start,
     mha_pair,
     mha_plan,
+    mha_start,
     project,
     sequence,
+    sequence_start,
 )
 from sltcheck.statements.theorem14 import make_instance
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -63,3 +69,19 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
         )
 
     return draw()
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(TRANSFORMER_SHAPES)
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    shape = {**shape, "d2": shape["d1"]}
+    alpha, X, mask = sequence_start(shape, rng, on_boundary=on_boundary)
+    targets, sources = [], []
+    for _ in range(shape["B"]):
+        attention, source_attention = mha_start(shape, rng, on_boundary=on_boundary)
+        fc, source_fc = fc_start(shape["d1"], shape["L"], rng, on_boundary=on_boundary)
+        targets.append(BlockWeights(attention, fc))
+        sources.append(BlockWeights(source_attention, source_fc))
+    return make_instance(TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X, mask, alpha)

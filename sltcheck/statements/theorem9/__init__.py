@@ -418,7 +418,30 @@ def _part(
     return bound
 
 
+# Edge mutants sit this close below a proved supremum (search power, not a sanity check).
+EDGE = 0.97
+
+
+def supremum_fraction(fraction: float) -> Callable[[Instance, int | None], Any]:
+    """``fraction`` x the proved upper bound sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F)
+    at the instance's achieved errors
+    (:mod:`sltcheck.statements.theorem9.worst_case`), attained on the slice e_QK = 0."""
+
+    def bound(instance: Instance, dps: int | None) -> Any:
+        from sltcheck.statements.theorem9 import worst_case as worst
+
+        value = worst.upper_of(instance, dps or 30)
+        return float(value) * fraction if dps is None else value * fraction
+
+    return bound
+
+
 MUTANTS = [
+    Mutant(
+        "supremum-0.97",
+        "0.97 x the proved upper bound of the worst case, attained on e_QK = 0: refuted only by a search within 3%",
+        supremum_fraction(EDGE),
+    ),
     Mutant(
         "half",
         "the as-proven bound halved (attained at d1 = d2 = 1, one token, W_VO perturbed)",
@@ -438,3 +461,8 @@ MUTANTS = [
         drop=("token-norm",),
     ),
 ]
+
+
+# Search power (sltcheck.harness.power): measured / the proved upper bound, closed form and
+# attained on the slices e_QK = 0 and e_VO = 0 (sltcheck.statements.theorem9.worst_case).
+POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "d2": 1}, "supremum": supremum_fraction(1.0)}]

@@ -26,6 +26,7 @@ from typing import cast
 import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.model.weights import FCWeights, MHAWeights
 from sltcheck.statements import Instance
@@ -33,7 +34,13 @@ from sltcheck.statements import Instance
 OVERSHOOT = 4.0  # how far a dropped assumption is broken
 SOURCE_KINDS = ("perturbed", "perturbed", "perturbed", "padded", "random", "construction")
 PATTERNS = ("all", "vo", "vo", "qk", "q", "k", "v", "o")
-FREE = ("X", "W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")
+FREE = ("alpha", "X", "W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")
+BLOCK_FREE = (*FREE, "fc_layers")  # the FC sources keep their single-input structure; their errors move with the target
+ERROR_LEVELS = (1e-6, 1e-4, 1e-3, 1e-2, 0.1)
+MHA_SHAPES = {"d1": (1, 2), "d2": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
+BLOCK_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
+TRANSFORMER_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 2), "B": (2, 3),
+                      "T": (1, 2, 3, 4)}
 
 
 def perturbation_sizes(high: float = 0.3) -> st.SearchStrategy[float]:
@@ -268,6 +275,8 @@ def dims(max_dim: int) -> st.SearchStrategy[int]:
 def project(instance: Instance) -> Instance:
     """Tokens back into the alpha-ball, target projections back to spectral norm <= 1."""
     out = dict(instance)
+    least = boundary.least_alpha(int(out["d1"]), int(out["d2"]))  # type: ignore[call-overload]
+    out["alpha"] = max(abs(float(out["alpha"])), least)  # type: ignore[arg-type]
     X = np.asarray(out["X"], dtype=np.float64)
     limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
     norms = np.linalg.norm(X, axis=1, keepdims=True)
@@ -283,3 +292,44 @@ def project(instance: Instance) -> Instance:
             for m in (np.asarray(w, dtype=np.float64) for w in cast(tuple, out["fc_layers"]))
         )
     return out
+
+
+def _error(rng: np.random.Generator, shape: tuple[int, ...], size: float, on_boundary: bool) -> np.ndarray:
+    return size * (rng.choice((-1.0, 1.0), shape) if on_boundary else rng.uniform(-1.0, 1.0, shape))
+
+
+def mha_start(
+    shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool
+) -> tuple[MHAWeights, MHAWeights]:
+    """A target in sign patterns of spectral norm 1 (or random) and a source of the same
+    widths: the target plus errors at one size (tiny to 0.1) on a random subset of Q, K, V, O."""
+    H, d1, d2, dK, dV = (shape[k] for k in ("H", "d1", "d2", "dK", "dV"))
+    target = MHAWeights(*(boundary.pattern_stack(rng, H, r, c, boundary=on_boundary)
+                          for r, c in ((d1, dK), (d1, dK), (d1, dV), (dV, d2))))
+    size = float(rng.choice(ERROR_LEVELS))
+    chosen = [letter for letter in "qkvo" if rng.random() < 0.5] or [str(rng.choice(list("qkvo")))]
+    source = MHAWeights(*(w + _error(rng, w.shape, size, on_boundary) if letter in chosen else w.copy()
+                          for letter, w in zip("qkvo", target.tensors(), strict=True)))
+    return target, source
+
+
+def fc_start(d: int, L: int, rng: np.random.Generator, *, on_boundary: bool) -> tuple[FCWeights, FCWeights]:
+    """Target layers in sign patterns (or random) and single-input sources
+    P ReLU(x) - N ReLU(-x) with P, N the target plus errors (zero, tiny to 0.1)."""
+    layers = tuple(boundary.pattern_stack(rng, L, d, d, boundary=on_boundary))
+    source: list[np.ndarray] = []
+    for W in layers:
+        size = float(rng.choice((0.0, *ERROR_LEVELS)))
+        P = W + _error(rng, W.shape, size, on_boundary)
+        N = P.copy() if rng.random() < 0.5 else W + _error(rng, W.shape, size, on_boundary)
+        source += [np.vstack([np.eye(d), -np.eye(d)]), np.hstack([P, -N])]
+    return FCWeights(layers), FCWeights(tuple(source))
+
+
+def sequence_start(
+    shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool
+) -> tuple[float, np.ndarray, np.ndarray]:
+    least = boundary.least_alpha(shape["d1"], shape.get("d2", shape["d1"]))
+    alpha = least if on_boundary or rng.random() < 0.5 else least * rng.uniform(1.0, 3.0)
+    X = boundary.sphere_tokens(rng, shape["T"], shape["d1"], alpha, boundary=on_boundary)
+    return alpha, X, boundary.masks(rng, shape["T"], boundary=on_boundary)

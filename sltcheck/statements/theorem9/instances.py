@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
+from sltcheck.harness import boundary
 from sltcheck.statements import Instance
 from sltcheck.statements.theorem9 import make_instance
 from sltcheck.statements.theorem9.chain_instances import (
     FREE,
+    MHA_SHAPES,
     dims,
     edge_plan,
     edge_sequence,
     mha_pair,
+    mha_start,
     project,
     seeded_sequence,
     sequence,
+    sequence_start,
 )
 
-__all__ = ["FREE", "instances", "project"]
+__all__ = ["FREE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
@@ -42,3 +47,13 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
         return make_instance(target, source, X, mask, alpha)
 
     return draw()
+
+
+def shapes() -> list[dict[str, int]]:
+    return boundary.ordered_shapes(MHA_SHAPES)
+
+
+def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
+    alpha, X, mask = sequence_start(shape, rng, on_boundary=on_boundary)
+    target, source = mha_start(shape, rng, on_boundary=on_boundary)
+    return make_instance(target, source, X, mask, alpha)

@@ -1,0 +1,73 @@
+"""Search power, measured against known suprema.
+
+A search that reports "held" is only as good as its power to find the worst case. Each
+statement with a known worst case lists ``POWER_CASES``; each case is a dict with
+
+- ``fixed``: the parameters held (as in :func:`search_worst_case`, e.g. d1, alpha, eps_max);
+- either ``supremum``: a bound function equal to the proved supremum of the measured side
+  (closed form): the search maximises measured / supremum, which is <= 1 by the proof and
+  should reach >= :data:`REQUIRED` (the search is not told the extremal instance);
+- or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
+  of that variant at fixed parameters, so it maximises the measured side itself; its best
+  measured value is reported beside the bracket's lower end ``lower`` (a float or a
+  function returning one), which it must reach.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sltcheck.harness.search import Budget, search_worst_case
+from sltcheck.statements import STATEMENT_MODULES, load
+
+# The fraction of a closed-form supremum the search must reach.
+REQUIRED = 0.99
+
+
+def cases(statement: str) -> list[dict[str, Any]]:
+    return list(getattr(load(statement), "POWER_CASES", ()))
+
+
+def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci", seed: int = 0) -> dict[str, Any]:
+    """One row of the power table: best found beside the known value."""
+    began = time.perf_counter()
+    fixed = dict(case["fixed"])
+    if "supremum" in case:
+        found = search_worst_case(statement, "supremum", bound=case["supremum"], fixed=fixed,
+                                  profile=profile, seed=seed)
+        ratio = found.ratio
+        row = {"kind": "closed-form", "best": ratio, "known": 1.0, "power": ratio, "passed": ratio >= REQUIRED}
+    else:
+        found = search_worst_case(statement, case["variant"], fixed=fixed, profile=profile, seed=seed)
+        best = float(found.verdict.measured)
+        known = case["lower"]
+        lower = known() if callable(known) else float(known)
+        row = {"kind": "bracket", "variant": case["variant"], "best": best, "known": lower,
+               "upper": case.get("upper"), "power": best / lower if lower else None, "passed": best >= lower}
+    return {"statement": statement, "fixed": fixed, **row, "evaluations": found.evaluations,
+            "seconds": round(time.perf_counter() - began, 2), "shape": found.shape}
+
+
+def table(
+    profile: str | Budget = "ci", seed: int = 0, statements: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for statement in statements or STATEMENT_MODULES:
+        for case in cases(statement):
+            rows.append(measure(statement, case, profile=profile, seed=seed))
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'statement':<10} {'kind':<11} {'fixed':<44} {'best':>12} {'known':>12} {'power':>8} "
+             f"{'evals':>7} {'s':>6}"]
+    for r in rows:
+        fixed = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["fixed"].items())
+        power = f"{r['power']:.4f}" if r["power"] is not None else "-"
+        lines.append(f"{r['statement']:<10} {r['kind']:<11} {fixed:<44} {r['best']:>12.6g} {r['known']:>12.6g} "
+                     f"{power:>8} {r['evaluations']:>7} {r['seconds']:>6}")
+    return "\n".join(lines)
+
+
+__all__ = ["REQUIRED", "cases", "format_table", "measure", "table"]
