@@ -41,6 +41,8 @@ CONSTANT_MODULES = ("sltcheck.executors", "sltcheck.lm.model", "sltcheck.pruning
 def register(cli: Any) -> None:
     cli.command("check", "check the paper's statements as properties; write findings.json", run,
                 arguments=_arguments)
+    cli.command("findings", "write the README's 'What the checks found' from a findings.json", run_findings,
+                arguments=_findings_arguments)
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +62,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
     )
     parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
+    parser.add_argument("--no-power", action="store_true", help="skip the search-power table")
+
+
+def _findings_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--in", dest="source", required=True, metavar="FILE", help="a findings.json of sltcheck check")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the generated section of this README (else print)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,8 +115,30 @@ def run(args: argparse.Namespace) -> int:
                     }
                 )
             _write(out, findings, mutant_rows, args)
+    power: list[dict[str, object]] = []
+    if not args.no_power:
+        from sltcheck.harness import power as search_power
+
+        power = search_power.table(args.profile, args.seed, tuple(names))
+        _write(out, findings, mutant_rows, args, power)
+        print(search_power.format_table(power), end="\n\n")
     print(_table(findings, mutant_rows))
     print(f"\nwrote {out / 'findings.json'}")
+    return 0
+
+
+def run_findings(args: argparse.Namespace) -> int:
+    from sltcheck.report import findings_text
+
+    source = Path(args.source)
+    if not source.is_file():
+        raise SystemExit(f"--in must name a findings.json written by sltcheck check, got {str(source)!r}")
+    text = findings_text.render(json.loads(source.read_text()), source.name)
+    if args.readme:
+        findings_text.rewrite(Path(args.readme), text)
+        print(f"rewrote the findings section of {args.readme}")
+    else:
+        print(text, end="")
     return 0
 
 
@@ -202,9 +232,10 @@ def _write(
     findings: list[dict[str, object]],
     mutants: list[dict[str, object]],
     args: argparse.Namespace,
+    power: list[dict[str, object]] | None = None,
 ) -> None:
     data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants,
-            "slack": _slack_rows()}
+            "slack": _slack_rows(), "power": power or []}
     (out / "findings.json").write_text(json.dumps(data, indent=1))
 
 
