@@ -247,7 +247,7 @@ def search_worst_case(
     replay = certified = None
     if verdict.violated:
         replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)
-        certified = _certify(statement, variant, best) if bound is None else None
+        certified = certified_outcome(statement, variant, best) if bound is None else None
     return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
                      time.perf_counter() - began, len(scored), replay, certified, trail)
 
@@ -283,7 +283,8 @@ def _polish(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
     return best, ratio_of(best)
 
 
-def _certify(statement: str, variant: str, instance: Instance) -> str | None:
+def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:
+    """The interval-arithmetic outcome for ``instance``, or None where certified does not cover it."""
     from sltcheck import certified
 
     if variant not in certified.supported().get(statement, ()):

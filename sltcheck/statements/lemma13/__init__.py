@@ -21,6 +21,20 @@ Variants:
 - ``as-stated``: H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max), the
   statement (a factor 2 smaller than what the proof shows).
 
+Finding: the statement as printed is FALSE. The worst-case search
+(:mod:`sltcheck.harness.search`, ci budget, seed 0) finds, in the smallest dimensions
+(d1 = d2 = d_K = d_V = H = L = 1, T = 4, full mask), alpha = 1.0000017, tokens
+(-a, a, -a, -a) on the alpha-sphere, every token moved inward by eps_max = 1.06e-5,
+W_Q = W_K = W_V = W_O = 1 and the FC layer 1 (all a few ulps inside their limits):
+measured 6.5202e-5 > bound 6.3810e-5, ratio 1.0218, decided at 40 and 80 digits and
+certified in interval arithmetic (``COUNTEREXAMPLES["as-stated"]``, exact). Why: to first
+order in eps the block doubles the residual stream's change (F_T = id on positive inputs), so
+the left side is 2 (eps + a) with a the attention's change, and the attention change here
+is about 2.07 eps, above the 2 alpha^2 eps the statement leaves room for once its factor 2
+is gone (bound ~ (4 alpha^2 + 2) eps at alpha = 1). The ``as-proven`` bound (factor 2)
+holds on the same instance (ratio 0.511); Theorem 14's proof uses the statement, which
+its variant ``lemma13-as-stated`` records.
+
 Instance fields: those of Lemma 12 with d1 = d2, plus fc_layers (L matrices (d1, d1)).
 """
 
@@ -50,6 +64,27 @@ as_proven = partial(lipschitz_bound, factor=2.0, eps_weight=2.0)
 as_stated = partial(lipschitz_bound, factor=1.0, eps_weight=2.0)
 
 VARIANTS = {"as-proven": as_proven, "as-stated": as_stated}
+
+# Instances on which a variant is violated (exact JSON, floats as float.hex), pinned by
+# @example in properties/ and replayed by the tests: the findings of the docstring.
+COUNTEREXAMPLES: dict[str, dict[str, object]] = {
+    "as-stated": {
+        "alpha": {"float": "0x1.00001bd82f52bp+0"}, "d1": 1, "d2": 1,
+        "X": {"shape": [4, 1], "dtype": "float64",
+              "hex": ["-0x1.00001bd82f51bp+0", "0x1.00001bd82f51bp+0", "-0x1.00001bd82f51bp+0",
+                      "-0x1.00001bd82f51bp+0"]},
+        "X_perturbed": {"shape": [4, 1], "dtype": "float64",
+                        "hex": ["-0x1.fffed2d86c9d2p-1", "0x1.fffed2d86c9d2p-1", "-0x1.fffed2d86c9d2p-1",
+                                "-0x1.fffed2d86c9d2p-1"]},
+        "mask": {"shape": [4, 4], "dtype": "int8", "int": [1] * 16},
+        "W_Q": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]},
+        "W_K": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]},
+        "W_V": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]},
+        "W_O": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]},
+        "eps_max": {"float": "0x1.64d7f20642fbbp-17"},
+        "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]}]},
+    }
+}
 DEFAULT_VARIANT = "as-proven"
 
 MUTANTS = [

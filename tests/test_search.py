@@ -1,0 +1,98 @@
+"""The worst-case search: it stays inside the assumptions, is reproducible, reaches known
+suprema and finds the false bound it must find."""
+
+import numpy as np
+import pytest
+
+from sltcheck.assumptions import violations
+from sltcheck.harness import boundary, evaluate, power
+from sltcheck.harness.instances import module as instance_module
+from sltcheck.harness.search import BUDGETS, Budget, certified_outcome, search_worst_case
+from sltcheck.harness.serialise import decode_instance, encode_instance
+from sltcheck.statements import STATEMENT_MODULES, load
+
+SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=100, polish_evaluations=50)
+
+
+@pytest.mark.parametrize("statement", STATEMENT_MODULES)
+def test_every_start_and_projection_is_admissible(statement: str) -> None:
+    """Starts on the boundaries satisfy every assumption (checked in mpmath, no tolerance)."""
+    module = instance_module(statement)
+    rng = np.random.default_rng(0)
+    for shape in module.shapes()[:3]:
+        for on_boundary in (True, False):
+            start = module.project(module.start(shape, rng, on_boundary=on_boundary))
+            assert not violations(statement, start), (shape, on_boundary)
+
+
+@pytest.mark.parametrize("statement", ["lemma8", "lemma12", "theorem9"])
+def test_same_seed_same_result(statement: str) -> None:
+    variant = load(statement).DEFAULT_VARIANT
+    first = search_worst_case(statement, variant, profile=SMALL, seed=3)
+    second = search_worst_case(statement, variant, profile=SMALL, seed=3)
+    assert encode_instance(first.instance) == encode_instance(second.instance)
+    assert first.ratio == second.ratio
+
+
+def test_alpha_moves_down_to_its_boundary() -> None:
+    """alpha is a search parameter: the projection keeps it >= sqrt(max(d1, d2)) exactly."""
+    module = instance_module("lemma12")
+    shape = {"d1": 2, "d2": 2, "H": 1, "dK": 1, "dV": 1, "T": 2}
+    start = module.start(shape, np.random.default_rng(1), on_boundary=True)
+    start["alpha"] = 0.5
+    projected = module.project(start)
+    assert projected["alpha"] == boundary.least_alpha(2, 2)
+    assert not violations("lemma12", projected)
+
+
+def test_boundary_patterns_have_unit_spectral_norm() -> None:
+    for rows, cols in ((1, 1), (2, 2), (1, 2), (2, 1)):
+        for matrix in boundary.unit_patterns(rows, cols):
+            assert 1 - 1e-13 < np.linalg.norm(matrix, 2) <= 1.0
+
+
+def test_ci_search_finds_the_false_lemma13_statement() -> None:
+    """Lemma 13 as printed (without the proof's factor 2) is false in d = 1; the ci search finds it."""
+    found = search_worst_case("lemma13", "as-stated", profile="ci", seed=0)
+    assert found.verdict.violated and found.replay is not None and found.replay.violated
+    assert found.certified == "violated"
+    assert not violations("lemma13", found.instance)
+    assert found.shape["d1"] == 1 and found.shape["H"] == 1
+
+
+@pytest.mark.parametrize(
+    ("statement", "variant"),
+    [(s, v) for s in STATEMENT_MODULES for v in getattr(load(s), "COUNTEREXAMPLES", {})],
+)
+def test_recorded_counterexamples_replay(statement: str, variant: str) -> None:
+    """Every finding replays: assumptions hold, violated at 60 digits, and in intervals where covered."""
+    instance = decode_instance(load(statement).COUNTEREXAMPLES[variant])
+    assert not violations(statement, instance)
+    assert evaluate(statement, variant, instance, dps=60).violated
+    assert certified_outcome(statement, variant, instance) in ("violated", None)
+
+
+@pytest.mark.parametrize(
+    ("statement", "case"),
+    [(s, c) for s in ("lemma8", "theorem9") for c in power.cases(s)[:1]],
+)
+def test_search_reaches_closed_form_suprema(statement: str, case: dict) -> None:
+    """Not told the extremal instance, the ci search reaches 99% of a proved supremum."""
+    row = power.measure(statement, case, profile="ci")
+    assert power.REQUIRED <= row["power"] <= 1.0 + 1e-12
+
+
+def test_budgets_grow_with_the_profile() -> None:
+    ci, dev, deep = BUDGETS["ci"], BUDGETS["dev"], BUDGETS["deep"]
+    for field in ("shapes", "starts", "climbs", "climb_evaluations", "polish_evaluations"):
+        assert getattr(ci, field) <= getattr(dev, field) <= getattr(deep, field)
+
+
+def test_unknown_profile_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="profile must be one of"):
+        search_worst_case("lemma8", "as-stated", profile="huge")
+
+
+def test_fixed_values_that_match_no_shape_are_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="matches no shape"):
+        search_worst_case("lemma8", "as-stated", profile=SMALL, fixed={"d1": 7})
