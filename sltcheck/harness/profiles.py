@@ -40,7 +40,23 @@ def preload_project_modules() -> None:
         importlib.import_module(name)
 
 
+def pin_local_constants() -> None:
+    """Draw no constants from the project's own modules.
+
+    Hypothesis mixes constants found in every imported *local* module (this project's,
+    its tests' and scripts') into what it generates, so the examples of one seed would
+    depend on what else happened to be imported (pytest's collection, the CLI, a
+    benchmark). sltcheck turns that off: the examples depend on the seed, the profile and
+    the strategies alone. (Private Hypothesis API, checked by tests/test_profiles.py.)
+    """
+    from hypothesis.internal.conjecture import providers
+
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+
+
 def register_profiles() -> None:
+    pin_local_constants()
     preload_project_modules()
     common: dict[str, Any] = dict(deadline=None, database=None, suppress_health_check=_SUPPRESS, print_blob=True)
     settings.register_profile("ci", max_examples=PROFILES["ci"], derandomize=True, **common)

@@ -80,7 +80,8 @@ def float_ratio(
     module = load(statement)
     rhs = bound if bound is not None else module.VARIANTS[variant]
     try:
-        m, b = float(module.measured(instance, None)), float(rhs(instance, None))
+        with np.errstate(all="ignore"):
+            m, b = float(module.measured(instance, None)), float(rhs(instance, None))
     except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError):
         return 0.0
     if not (np.isfinite(m) and np.isfinite(b)) or b <= 0:
@@ -95,6 +96,7 @@ def local_search(
     *,
     max_evaluations: int = 400,
     dps: int = PROPERTY_DPS,
+    bound: Bound | None = None,
 ) -> SearchResult | None:
     """Maximise measured/bound from ``start``; ``None`` if ``start`` has too many parameters."""
     module = instance_module(statement)
@@ -102,13 +104,13 @@ def local_search(
     x0 = _flatten(start, free) if free else np.zeros(0)
     if x0.size == 0 or x0.size > MAX_PARAMETERS:
         return None
-    start_ratio = float_ratio(statement, variant, module.project(dict(start)))
+    start_ratio = float_ratio(statement, variant, module.project(dict(start)), bound)
     count = 0
 
     def objective(vector: np.ndarray) -> float:
         nonlocal count
         count += 1
-        ratio = float_ratio(statement, variant, module.project(_unflatten(start, free, vector)))
+        ratio = float_ratio(statement, variant, module.project(_unflatten(start, free, vector)), bound)
         return -ratio
 
     result = optimize.minimize(
@@ -118,11 +120,11 @@ def local_search(
         options={"maxfev": max_evaluations, "xtol": 1e-9, "ftol": 1e-12},
     )
     best = module.project(_unflatten(start, free, np.asarray(result.x)))
-    if violations(statement, best) or float_ratio(statement, variant, best) < start_ratio:
+    if violations(statement, best) or float_ratio(statement, variant, best, bound) < start_ratio:
         best = module.project(dict(start))
         if violations(statement, best):
             best = dict(start)
-    verdict = evaluate(statement, variant, best, dps=dps)
+    verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     return SearchResult(best, verdict.ratio, verdict, start_ratio, count)
 
 

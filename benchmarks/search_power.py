@@ -1,0 +1,77 @@
+"""Search power and cost: the worst-case search against the search it replaced, side by side.
+
+    .venv/bin/python benchmarks/search_power.py [--profile ci] [--only NAME ...] [--seed 0]
+
+For every statement and variant (and every known supremum, see
+:mod:`sltcheck.harness.power`) two searches run on the same machine in one process:
+
+- ``previous``: what ``sltcheck check`` did before: the Hypothesis examples of the profile,
+  then scipy Powell (400 evaluations) from the worst of them over the FREE fields
+  (:func:`sltcheck.harness.search.local_search`);
+- ``engine``: :func:`sltcheck.harness.search.search_worst_case` at the profile's budget.
+
+Printed: best ratio measured / bound (for a supremum: best / supremum, the search's power),
+float64 evaluations and seconds of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hypothesis import seed as hypothesis_seed  # noqa: E402
+
+from sltcheck.harness import power  # noqa: E402
+from sltcheck.harness.profiles import PROFILES, profile_settings  # noqa: E402
+from sltcheck.harness.runner import Recorder, property_test  # noqa: E402
+from sltcheck.harness.search import local_search, search_worst_case  # noqa: E402
+from sltcheck.statements import STATEMENT_MODULES, load  # noqa: E402
+
+
+def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tuple[float, int, float]:  # noqa: ANN001
+    began = time.perf_counter()
+    recorder = Recorder()
+    test = property_test(statement, variant, bound=bound, settings=profile_settings(profile, seeded=True),
+                         recorder=recorder)
+    try:
+        hypothesis_seed(seed)(test)()
+    except AssertionError:
+        pass
+    record = recorder.record(statement, variant)
+    best, evaluations = record.worst_ratio, record.examples
+    if record.worst_instance is not None and not record.violations:
+        result = local_search(statement, variant, record.worst_instance, bound=bound)
+        if result is not None:
+            best, evaluations = max(best, result.ratio), evaluations + result.evaluations
+    return best, evaluations, time.perf_counter() - began
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=list(PROFILES), default="ci")
+    parser.add_argument("--only", nargs="+")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(f"{'statement':<10} {'variant / case':<34} {'previous':>10} {'evals':>7} {'s':>6}   "
+          f"{'engine':>10} {'evals':>7} {'s':>6}")
+    for name in args.only or STATEMENT_MODULES:
+        module = load(name)
+        jobs = [(variant, None, {}) for variant in module.VARIANTS]
+        jobs += [(f"supremum {case['fixed']}", case["supremum"], case["fixed"])
+                 for case in power.cases(name) if "supremum" in case]
+        for label, bound, fixed in jobs:
+            variant = "supremum" if bound is not None else label
+            old = previous(name, variant, bound, args.profile, args.seed) if not fixed else (float("nan"), 0, 0.0)
+            began = time.perf_counter()
+            new = search_worst_case(name, variant, bound=bound, fixed=fixed, profile=args.profile, seed=args.seed)
+            print(f"{name:<10} {label[:34]:<34} {old[0]:>10.5g} {old[1]:>7} {old[2]:>6.1f}   "
+                  f"{new.ratio:>10.5g} {new.evaluations:>7} {time.perf_counter() - began:>6.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
