@@ -37,31 +37,44 @@ def _sign_vectors(d: int) -> list[np.ndarray]:
 
 
 @functools.lru_cache(maxsize=256)
-def _unit_patterns(rows: int, cols: int) -> tuple[np.ndarray, ...]:
-    patterns: list[np.ndarray] = []
+def _unit_patterns(rows: int, cols: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    isometries: list[np.ndarray] = []
     for sign in (1.0, -1.0):
-        patterns.append(sign * np.eye(rows, cols))
+        isometries.append(sign * np.eye(rows, cols))
         if min(rows, cols) >= 2:
-            flip = np.eye(rows, cols)
+            flip, swap, turn = np.eye(rows, cols), np.zeros((rows, cols)), np.zeros((rows, cols))
             flip[1, 1] = -1.0
-            swap = np.zeros((rows, cols))
             swap[0, 1] = swap[1, 0] = 1.0
-            patterns += [sign * flip, sign * swap]
+            turn[0, 1], turn[1, 0] = 1.0, -1.0
+            isometries += [sign * flip, sign * swap, sign * turn]
+    rank_ones: list[np.ndarray] = []
     if max(rows, cols) <= 3:
         for u, v in itertools.product(_sign_vectors(rows), _sign_vectors(cols)):
             for sign in (1.0, -1.0):
-                patterns.append(sign * np.outer(u, v))
-    unique: dict[bytes, np.ndarray] = {}
-    for p in patterns:
-        m = scale_inside(p)
-        unique.setdefault(m.tobytes(), m)
-    return tuple(unique.values())
+                rank_ones.append(sign * np.outer(u, v))
+
+    def unique(patterns: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        found: dict[bytes, np.ndarray] = {}
+        for p in patterns:
+            m = scale_inside(p)
+            found.setdefault(m.tobytes(), m)
+        return tuple(found.values())
+
+    return unique(isometries), unique(rank_ones)
 
 
 def unit_patterns(rows: int, cols: int) -> tuple[np.ndarray, ...]:
-    """Matrices of spectral norm 1 (a few ulps inside): +-identities, sign flips and
-    swaps, and every rank-one u v^T with u, v in {-1, 0, 1}^d (for d <= 3)."""
-    return _unit_patterns(rows, cols)
+    """Matrices of spectral norm 1 (a few ulps inside): +-identities, sign flips, swaps and
+    rotations by 90 degrees, and every rank-one u v^T with u, v in {-1, 0, 1}^d (for d <= 3)."""
+    isometries, rank_ones = _unit_patterns(rows, cols)
+    return isometries + rank_ones
+
+
+def unit_pattern(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    """One of :func:`unit_patterns`: an isometry or a rank-one sign pattern, each half the time."""
+    isometries, rank_ones = _unit_patterns(rows, cols)
+    group = isometries if not rank_ones or rng.random() < 0.5 else rank_ones
+    return group[rng.integers(len(group))]
 
 
 def random_unit(rng: np.random.Generator, rows: int, cols: int, shrink: bool = False) -> np.ndarray:
@@ -74,17 +87,20 @@ def pattern_stack(rng: np.random.Generator, heads: int, rows: int, cols: int, *,
     """(heads, rows, cols): boundary sign patterns (shared by every head or not), or random."""
     if not boundary:
         return np.stack([random_unit(rng, rows, cols, shrink=True) for _ in range(heads)])
-    patterns = unit_patterns(rows, cols)
     if rng.random() < 0.5:
-        return np.stack([patterns[rng.integers(len(patterns))]] * heads)
-    return np.stack([patterns[rng.integers(len(patterns))] for _ in range(heads)])
+        return np.stack([unit_pattern(rng, rows, cols)] * heads)
+    return np.stack([unit_pattern(rng, rows, cols) for _ in range(heads)])
 
 
 def sphere_tokens(rng: np.random.Generator, T: int, d: int, alpha: float, *, boundary: bool) -> np.ndarray:
     """(T, d) tokens of norm <= alpha: on a line through the origin at +-alpha with random
-    signs (some pulled inside, the zero token included), or random directions and radii."""
+    signs (some pulled inside, the zero token included) or each on a coordinate axis at
+    +-alpha (boundary); or random directions and radii."""
     limit = alpha * INSIDE
     if boundary:
+        if d > 1 and rng.random() < 0.3:  # each token on its own axis: +-alpha e_1 or +-alpha e_2
+            axes = np.eye(d)[rng.integers(0, 2, T)]
+            return axes * rng.choice((-1.0, 1.0), (T, 1)) * limit
         direction = np.zeros(d)
         direction[0] = 1.0
         if d > 1 and rng.random() < 0.3:
@@ -98,6 +114,24 @@ def sphere_tokens(rng: np.random.Generator, T: int, d: int, alpha: float, *, bou
     norms = np.linalg.norm(raw, axis=1, keepdims=True)
     radii = np.where(rng.random((T, 1)) < 0.6, 1.0, rng.uniform(0.0, 1.0, (T, 1)))
     return raw / np.where(norms > 0, norms, 1.0) * radii * limit
+
+
+def steps(rng: np.random.Generator, X: np.ndarray, length: float) -> np.ndarray:
+    """Perturbations of every token at full ``length``: along the token (outward or inward, per
+    token or all alike), across it (the token turned by 90 degrees in its first two coordinates),
+    or along one coordinate axis with random signs."""
+    T, d = X.shape
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    along = np.where(norms > 0, X / np.where(norms > 0, norms, 1.0), np.eye(1, d))
+    kind = rng.integers(3) if d > 1 else 0
+    if kind == 1:
+        across = np.zeros_like(along)
+        across[:, 0], across[:, 1] = -along[:, 1], along[:, 0]
+        along = np.where(np.linalg.norm(across, axis=1, keepdims=True) > 0, across, np.eye(1, d, 1))
+    elif kind == 2:
+        along = np.broadcast_to(np.eye(d)[rng.integers(d)], (T, d))
+    signs = rng.choice((-1.0, 1.0), (T, 1)) if rng.random() < 0.5 else np.full((T, 1), rng.choice((-1.0, 1.0)))
+    return along * signs * length
 
 
 def masks(rng: np.random.Generator, T: int, *, boundary: bool) -> np.ndarray:
@@ -130,6 +164,8 @@ __all__ = [
     "pattern_stack",
     "random_unit",
     "sphere_tokens",
+    "steps",
+    "unit_pattern",
     "unit_patterns",
 ]
 

@@ -104,7 +104,8 @@ def evaluate(
     """measured and bound of ``statement`` at ``dps`` digits, decided (no assumption check)."""
     module = load(statement)
     rhs = bound if bound is not None else module.VARIANTS[variant]
-    return decide(module.measured(instance, dps), rhs(instance, dps), dps)
+    floor = module.noise_floor(instance, dps) if hasattr(module, "noise_floor") else 0
+    return decide(module.measured(instance, dps), rhs(instance, dps), dps, floor)
 
 
 def check_property(

@@ -139,10 +139,13 @@ class Budget:
     polish_evaluations: int  # Powell evaluations on the best point
 
 
+# Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
+HOP = 0.3
+
 BUDGETS: dict[str, Budget] = {
-    "ci": Budget(shapes=16, starts=16, climbs=4, climb_evaluations=600, polish_evaluations=300),
-    "dev": Budget(shapes=48, starts=40, climbs=12, climb_evaluations=2000, polish_evaluations=1000),
-    "deep": Budget(shapes=160, starts=80, climbs=40, climb_evaluations=5000, polish_evaluations=3000),
+    "ci": Budget(shapes=16, starts=64, climbs=12, climb_evaluations=600, polish_evaluations=300),
+    "dev": Budget(shapes=48, starts=160, climbs=24, climb_evaluations=1200, polish_evaluations=1000),
+    "deep": Budget(shapes=160, starts=400, climbs=40, climb_evaluations=5000, polish_evaluations=3000),
 }
 
 
@@ -224,7 +227,7 @@ def search_worst_case(
         for k in range(budget.starts):
             start = module.project(_apply(module.start(shape, rng, on_boundary=k < (budget.starts + 1) // 2), fixed))
             scored.append((ratio_of(start), index, start))
-    scored.sort(key=lambda item: -item[0] if math.isfinite(item[0]) else 0.0)
+    scored.sort(key=_rank)
     per_shape = max(1, math.ceil(budget.climbs / 2))
     chosen: list[tuple[float, int, Instance]] = []
     taken: dict[int, int] = {}
@@ -237,10 +240,28 @@ def search_worst_case(
     free = tuple(key for key in module.FREE if key not in fixed)
     best_ratio, best_index, best = scored[0]
     trail = []
+    # Every chosen start climbs a short way; the best quarter climbs on to convergence.
+    short = max(50, budget.climb_evaluations // 4)
+    climbed = []
     for _, index, start in chosen:
-        climbed, climbed_ratio = _climb(module, free, start, ratio_of, budget.climb_evaluations)
-        if climbed_ratio > best_ratio and not violations(statement, climbed, skip=skip):
-            best_ratio, best_index, best = climbed_ratio, index, climbed
+        point, ratio = _climb(module, free, start, ratio_of, short)
+        climbed.append((ratio, index, point))
+    climbed.sort(key=_rank)
+    for _, index, start in climbed[: max(1, len(climbed) // 4)]:
+        point, ratio = _climb(module, free, start, ratio_of, budget.climb_evaluations)
+        climbed.append((ratio, index, point))
+    for ratio, index, point in climbed:
+        if ratio > best_ratio and not violations(statement, point, skip=skip):
+            best_ratio, best_index, best = ratio, index, point
+        trail.append(best_ratio)
+    # Basin hopping: jump from the best point (every free value moved by up to HOP of its
+    # scale) and climb again; a better point replaces the best.
+    for _ in range(budget.climbs):
+        x = _flatten(best, free)
+        jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
+        point, ratio = _climb(module, free, module.project(_unflatten(best, free, jump)), ratio_of, short)
+        if ratio > best_ratio and not violations(statement, point, skip=skip):
+            best_ratio, best = ratio, point
         trail.append(best_ratio)
     polished = _polish(module, free, best, ratio_of, budget.polish_evaluations)
     if polished is not None and polished[1] > best_ratio and not violations(statement, polished[0], skip=skip):
@@ -252,6 +273,11 @@ def search_worst_case(
         certified = certified_outcome(statement, variant, best) if bound is None else None
     return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
                      time.perf_counter() - began, len(scored), replay, certified, trail)
+
+
+def _rank(item: tuple[float, int, Instance]) -> float:
+    """Sort key: largest ratio first (NaN last)."""
+    return -item[0] if math.isfinite(item[0]) else 0.0
 
 
 def _climb(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202

@@ -57,11 +57,17 @@ def max_abs(matrix: np.ndarray, dps: int | None) -> Any:
     return num(0, dps) if matrix.size == 0 else np.abs(matrix).max()
 
 
-def stable(compute: Callable[[int], tuple[list[Any], Any]], dps: int) -> tuple[list[Any], Any, int]:
+def stable(
+    compute: Callable[[int], tuple[list[Any], Any]], dps: int, floor: float = 0.0
+) -> tuple[list[Any], Any, int]:
     """Evaluate ``compute(work)`` -> (values, payload) until two precisions agree.
 
     Returns values accurate to about dps + 5 significant digits each (zero
     stays zero), the payload of the more precise evaluation and its precision.
+    A value at most ``floor`` in absolute value at both precisions counts as
+    settled: a quantity that is exactly zero as a real number but computed
+    with rounding noise never agrees relatively (the verdict then calls a tie
+    below its absolute floor undecided, see ``numerics.verdict.decide``).
     """
     work = dps + EXTRA_DIGITS
     for _ in range(MAX_ROUNDS):
@@ -71,7 +77,7 @@ def stable(compute: Callable[[int], tuple[list[Any], Any]], dps: int) -> tuple[l
         with mpmath.workdps(work + STEP_DIGITS):
             for a, b in zip(low, high, strict=True):
                 gap = abs(mpmath.mpf(a) - mpmath.mpf(b))
-                if gap == 0:
+                if gap == 0 or max(abs(mpmath.mpf(a)), abs(mpmath.mpf(b))) <= floor:
                     continue
                 agreed = -mpmath.log10(gap / abs(b)) if b != 0 else mpmath.mpf(0)
                 missing = max(missing, float(dps + 5 - agreed))

@@ -49,8 +49,13 @@ class Verdict:
         }
 
 
-def decide(measured: object, bound: object, dps: int = DEFAULT_DPS) -> Verdict:
-    """Compare two values computed at ``dps`` digits."""
+def decide(measured: object, bound: object, dps: int = DEFAULT_DPS, floor: object = 0) -> Verdict:
+    """Compare two values computed at ``dps`` digits.
+
+    ``floor`` is an absolute resolution: where both sides are at most ``floor`` (and not
+    both exactly zero) they are rounding noise of quantities that may be exactly zero, and
+    the outcome is undecided (a statement sets it through ``noise_floor``).
+    """
     dps = check_dps(dps)
     with mpmath.workdps(dps):
         m, b = mpmath.mpf(measured), mpmath.mpf(bound)
@@ -58,5 +63,5 @@ def decide(measured: object, bound: object, dps: int = DEFAULT_DPS) -> Verdict:
             raise ValueError(f"measured and bound must be finite, got {m} and {b}")
         scale = max(abs(m), abs(b))
         resolution = scale * mpmath.mpf(10) ** (GUARD_DIGITS - dps)
-        undecided = bool(abs(b - m) <= resolution) and scale > 0
+        undecided = (bool(abs(b - m) <= resolution) or scale <= mpmath.mpf(floor)) and scale > 0
         return Verdict(measured=m, bound=b, dps=dps, holds=bool(m <= b), undecided=undecided)

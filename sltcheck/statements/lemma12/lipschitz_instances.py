@@ -141,19 +141,16 @@ def lipschitz_shapes(*, block: bool) -> list[dict[str, int]]:
 
 
 def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
-    """A start for the search: alpha at sqrt(max(d1, d2)), tokens on a line at +-alpha, every
-    token moved by eps_max along it (in or out), weights in sign patterns of spectral norm 1
-    (boundary); or random tokens, steps, weights and alpha."""
+    """A start for the search: alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, every
+    token moved by eps_max (along it, across it or along an axis), weights in sign patterns of
+    spectral norm 1 (boundary); or random tokens, steps, weights and alpha."""
     T, d1, d2, H = shape["T"], shape["d1"], shape["d2"], shape["H"]
     least = boundary.least_alpha(d1, d2)
     alpha = least if on_boundary or rng.random() < 0.5 else least * rng.uniform(1.0, 3.0)
     eps_max = float(rng.choice(boundary.eps_levels(0.0, EPS_HIGH))) if on_boundary else EPS_HIGH * rng.random() ** 3
     X = boundary.sphere_tokens(rng, T, d1, alpha, boundary=on_boundary)
     if on_boundary:
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        along = np.where(norms > 0, X / np.where(norms > 0, norms, 1.0), np.eye(1, d1))
-        signs = rng.choice((-1.0, 1.0), (T, 1)) if rng.random() < 0.5 else np.full((T, 1), rng.choice((-1.0, 1.0)))
-        steps = along * signs * eps_max
+        steps = boundary.steps(rng, X, eps_max)
     else:
         raw = rng.normal(size=(T, d1))
         steps = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-300) * eps_max * rng.random((T, 1))

@@ -71,8 +71,7 @@ def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool)
     """Targets in sign patterns of spectral norm 1 and inputs +-e_j (boundary), or random."""
     d1, d2 = shape["d1"], shape["d2"]
     if on_boundary:
-        patterns = boundary.unit_patterns(d2, d1)
-        W = patterns[rng.integers(len(patterns))]
+        W = boundary.unit_pattern(rng, d2, d1)
         x = rng.choice((-1.0, 1.0)) * np.eye(d1)[rng.integers(d1)] * strategies.INSIDE
     else:
         W = boundary.random_unit(rng, d2, d1, shrink=True)

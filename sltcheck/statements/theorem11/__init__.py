@@ -122,6 +122,11 @@ def make_instance(
     return out
 
 
+def noise_floor(instance: Instance, dps: int | None) -> float:
+    X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
+    return t9.output_floor(reference.block(X, mask, target_of(instance)), instance["alpha"], dps)
+
+
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Blk_S(x_i) - Blk_T(x_i)|| (Section 3.3's block, evaluated by definition)."""
     mask = np.asarray(instance["mask"])
@@ -196,7 +201,9 @@ def fc_layer_errors(
                         p, m = _parts(W, A1, A2, w)
                         return [max_abs(p, w), max_abs(m, w)], (p, m)
 
-                _, (plus, minus), work = stable(compute, dps)
+                scale = max(1.0, float(np.abs(W).max()), float(np.abs(A2).max()))
+                floor = scale * 10.0 ** -(dps + 5)
+                _, (plus, minus), work = stable(compute, dps, floor=floor)
             with precision.working_precision(work):
                 e_plus, e_minus = max_abs(plus, work), max_abs(minus, work)
                 e = max(e_plus, e_minus)

@@ -151,6 +151,11 @@ def make_instance(
     return out
 
 
+def noise_floor(instance: Instance, dps: int | None) -> float:
+    X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
+    return t9.output_floor(reference.transformer(X, mask, target_of(instance)), instance["alpha"], dps)
+
+
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Tf_S(x_i) - Tf_T(x_i)|| (Section 3.3, evaluated by definition)."""
     mask = np.asarray(instance["mask"])

@@ -106,6 +106,7 @@ from sltcheck.numerics.arithmetic import (
     stable,
     stated_or_proven,
 )
+from sltcheck.numerics.verdict import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
@@ -180,9 +181,24 @@ def output_gap(
             gap = run(X, source, work) - run(X, target, work)
             return list(precision.vector_norm(gap, axis=-1)), None
 
-    values, _, work = stable(compute, dps)
+    values, _, work = stable(compute, dps, floor=scale * 10.0 ** -(dps + 5))
     with mpmath.workdps(work):
         return rounded(max(values), dps)
+
+
+def output_floor(outputs: np.ndarray, alpha: object, dps: int | None) -> float:
+    """The verdict's absolute floor for a chain whose both sides vanish when the source equals
+    the target: 10^(GUARD_DIGITS - dps) times the size of the outputs (float64, at least alpha
+    and 1). Below it, measured and bound are rounding noise of exact zeros: undecided."""
+    if dps is None:
+        return 0.0
+    scale = max(1.0, float(alpha), float(np.abs(outputs).max(initial=0.0)))  # type: ignore[arg-type]
+    return scale * 10.0 ** (GUARD_DIGITS - dps)
+
+
+def noise_floor(instance: Instance, dps: int | None) -> float:
+    X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
+    return output_floor(reference.mha(X, mask, target_of(instance)), instance["alpha"], dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
@@ -255,7 +271,7 @@ def merged_deltas(
             values = [max_abs(m, work) for m in dqk] + [max_abs(m, work) for m in dvo]
             return values, (dqk, dvo)
 
-    _, (dqk, dvo), work = stable(compute, dps)
+    _, (dqk, dvo), work = stable(compute, dps, floor=scale * 10.0 ** -(dps + 5))
     return dqk, dvo, work
 
 
