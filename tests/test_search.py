@@ -1,6 +1,8 @@
 """The worst-case search: it stays inside the assumptions, is reproducible, reaches known
 suprema and finds the false bound it must find."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,11 @@ def test_unknown_profile_is_a_clear_error() -> None:
 def test_fixed_values_that_match_no_shape_are_a_clear_error() -> None:
     with pytest.raises(ValueError, match="matches no shape"):
         search_worst_case("lemma8", "as-stated", profile=SMALL, fixed={"d1": 7})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("statement", "params"), [("lemma12", {}), ("lemma13", {"L": 1})])
+def test_recorded_bracket_lower_ends_are_reproduced(statement: str, params: dict) -> None:
+    worst = importlib.import_module(f"sltcheck.statements.{statement}.worst_case")
+    lower = worst.supremum(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1, **params)["lower"]
+    assert lower == pytest.approx(load(statement).BRACKET_LOWER, rel=1e-12)
