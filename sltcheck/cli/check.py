@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import json
 import time
 from pathlib import Path
@@ -30,13 +29,6 @@ from sltcheck.numerics.defaults import REPLAY_DPS
 if TYPE_CHECKING:
     from sltcheck.harness.runner import Record
     from sltcheck.statements import Instance
-
-# Hypothesis draws constants from every project module imported before it runs. The command
-# line imported all of these up front before its handlers imported lazily; the check imports
-# them still, so its examples (and findings) stay as they were.
-CONSTANT_MODULES = ("sltcheck.executors", "sltcheck.lm.model", "sltcheck.pruning.widths", "sltcheck.report.page",
-                    "sltcheck.repro.synthetic")
-
 
 def register(cli: Any) -> None:
     cli.command("check", "check the paper's statements as properties; write findings.json", run,
@@ -79,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.replay:
         return replay(Path(args.replay), args.dps)
-    for preloaded in CONSTANT_MODULES:
-        importlib.import_module(preloaded)
     names = args.only or list(STATEMENT_MODULES)
     for name in names:
         load(name)  # validates the name

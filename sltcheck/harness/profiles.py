@@ -4,12 +4,12 @@
 - ``dev``: 300 examples;
 - ``deep``: 10,000 examples (the worst-case hunt; under an hour in all).
 
-No example database is used, so a run depends only on its seed.
+No example database is used and no constants are drawn from the project's modules
+(:func:`pin_local_constants`), so a run depends only on its seed.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -21,23 +21,6 @@ _SUPPRESS = [
     HealthCheck.filter_too_much,
     HealthCheck.differing_executors,
 ]
-
-
-PRELOADED_MODULES = ("sltcheck.pruning.construction", "sltcheck.pruning.sources", "sltcheck.pruning.subset_sum",
-                     "sltcheck.harness.mutants", "sltcheck.harness.search")
-
-
-def preload_project_modules() -> None:
-    """Import every statement and instance module up front. Hypothesis draws
-    constants from the project modules already imported, so a run is the same
-    whatever imported what before it (pytest order, xdist workers, the CLI)."""
-    from sltcheck.statements import STATEMENT_MODULES
-
-    for name in STATEMENT_MODULES:
-        importlib.import_module(f"sltcheck.statements.{name}")
-        importlib.import_module(f"sltcheck.statements.{name}.instances")
-    for name in PRELOADED_MODULES:
-        importlib.import_module(name)
 
 
 def pin_local_constants() -> None:
@@ -57,7 +40,6 @@ def pin_local_constants() -> None:
 
 def register_profiles() -> None:
     pin_local_constants()
-    preload_project_modules()
     common: dict[str, Any] = dict(deadline=None, database=None, suppress_health_check=_SUPPRESS, print_blob=True)
     settings.register_profile("ci", max_examples=PROFILES["ci"], derandomize=True, **common)
     settings.register_profile("dev", max_examples=PROFILES["dev"], **common)

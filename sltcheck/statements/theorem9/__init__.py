@@ -106,7 +106,7 @@ from sltcheck.numerics.arithmetic import (
     stable,
     stated_or_proven,
 )
-from sltcheck.numerics.verdict import GUARD_DIGITS
+from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
