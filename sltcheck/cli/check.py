@@ -210,11 +210,12 @@ def _entry(
 
 
 @functools.cache
-def _slack_rows() -> list[dict[str, object]]:
-    """The slack table, computed once per process (~15 s: Lemmas 12/13 need a search)."""
+def _slack_rows(names: tuple[str, ...] | None) -> list[dict[str, object]]:
+    """The slack table of the checked statements, computed once per process (~15 s for all:
+    Lemmas 12/13 need a search)."""
     from sltcheck.worst_case import slack_table
 
-    return slack_table()
+    return slack_table(statements=names)
 
 
 def _write(
@@ -225,7 +226,8 @@ def _write(
     power: list[dict[str, object]] | None = None,
 ) -> None:
     data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants,
-            "slack": _slack_rows(), "power": power or []}
+            "slack": _slack_rows(tuple(args.only) if args.only else None),
+            "power": power or []}
     (out / "findings.json").write_text(json.dumps(data, indent=1))
 
 

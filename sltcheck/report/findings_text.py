@@ -16,7 +16,14 @@ END = "<!-- findings:end -->"
 
 
 def _fixed(params: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in params.items())
+    def show(v: object) -> str:
+        if isinstance(v, float):
+            return f"{v:g}"
+        if isinstance(v, list):
+            return "[" + ", ".join(show(x) for x in v) + "]"
+        return str(v)
+
+    return ", ".join(f"{k} = {show(v)}" for k, v in params.items())
 
 
 def render(data: dict[str, Any], source: str = "findings.json") -> str:
@@ -80,7 +87,26 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{'-' if value is None else f'{value:.4f}'} | {r['evaluations']} | {r['seconds']} |"
             )
         lines.append("")
+    slack = data.get("slack", [])
+    if slack:
+        lines.append("How loose each default bound is: bound / supremum of the measured side (a range where the "
+                     "supremum is only bracketed; worst cases proved in `sltcheck/statements/<name>/worst_case.py`):")
+        lines.append("")
+        lines.append("| statement | parameters | supremum | slack |")
+        lines.append("|---|---|---|---|")
+        for r in slack:
+            if r.get("slack_range"):
+                low, high = r["slack_range"]
+                value = f"{_number(low)} … {_number(high)}"
+            else:
+                value = _number(r.get("slack"))
+            lines.append(f"| {r['statement']} | {_fixed(r['params'])} | {r['kind']} | {value} |")
+        lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _number(value: object) -> str:
+    return "—" if value is None else f"{value:.3g}"
 
 
 def rewrite(readme: Path, text: str) -> None:

@@ -169,10 +169,16 @@ def _violations_html(report: dict[str, Any]) -> str:
     cards = []
     for e in report["statements"]:
         if e.get("violated") and not e.get("mutant"):
+            verdict = e.get("verdict") or {}
+            certified = e.get("certified_outcome") or (e.get("search") or {}).get("certified")
+            in_intervals = ", certified in interval arithmetic" if certified == "violated" else ""
             cards.append(
                 f'<div class="card violation"><b class="bad">Violated:</b> {_e(e.get("statement"))} '
-                f'[{_e(e.get("variant"))}] — measured/bound = {_ratio(e.get("worst_ratio"))}, seed {_e(e.get("seed"))}.'
-                f'<br>{_e(e.get("explanation", ""))}'
+                f'[{_e(e.get("variant"))}] — measured {_e(verdict.get("measured"))} &gt; bound '
+                f'{_e(verdict.get("bound"))}, measured/bound = {_ratio(e.get("worst_ratio"))} at '
+                f'{_e(verdict.get("dps"))} digits{in_intervals}'
+                f', seed {_e(e.get("seed"))}. Replay: <code>sltcheck check --replay findings.json</code>.'
+                f'<br>{_e(e.get("explanation") or _finding_text(str(e.get("statement"))))}'
                 f'<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
     for s in report["synthetic"]:
         for v in s.get("violations", [])[:20]:
@@ -182,6 +188,16 @@ def _violations_html(report: dict[str, Any]) -> str:
                 f'{_e(v.get("length"))}, B = {_e(v.get("blocks"))}: measured {_e(v.get("measured"))} &gt; bound '
                 f'{_e(v.get("bound"))}.</div>')
     return "<h2>Violations</h2>" + "".join(cards) if cards else ""
+
+
+def _finding_text(name: str) -> str:
+    """The "Finding:" paragraph of a statement's docstring (where a violation is explained)."""
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    if name not in STATEMENT_MODULES:
+        return ""
+    paragraphs = [" ".join(p.split()) for p in (load(name).__doc__ or "").split("\n\n")]
+    return next((p for p in paragraphs if p.startswith("Finding:")), "")
 
 
 def _statement_text(name: str) -> dict[str, Any]:

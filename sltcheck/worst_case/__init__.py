@@ -74,14 +74,17 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
             for k, value in row.items()}
 
 
-def slack_table(searched: bool = True) -> list[dict[str, Any]]:
+def slack_table(searched: bool = True, statements: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """Slack factors over a grid of parameters (the report's "Slack factors" table): the
-    ``SLACK_ROWS`` (statement, params) of every worst-case module, in the paper's order.
+    ``SLACK_ROWS`` (statement, params) of every worst-case module, in the paper's order
+    (only the rows of ``statements``, if given).
 
     ``searched=False`` leaves out the rows whose lower ends need a search (Lemmas 12 and 13, ~10 s each)."""
     rows = []
     for module in _modules().values():
         for name, params in getattr(module, "SLACK_ROWS", ()):
+            if statements is not None and name not in statements:
+                continue
             if searched or "random_starts" not in params:
                 rows.append(_row(supremum(name, **params)))
     return rows

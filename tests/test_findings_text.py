@@ -1,0 +1,50 @@
+"""The README's findings section is written from a findings.json by ``sltcheck findings``."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sltcheck.cli import main
+from sltcheck.report import findings_text
+
+
+@pytest.fixture(scope="module")
+def lemma8_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("check")
+    assert main(["check", "--only", "lemma8", "--profile", "ci", "--out", str(out), "--no-mutants"]) == 0
+    return out / "findings.json"
+
+
+def test_check_writes_the_search_and_its_power(lemma8_findings: Path) -> None:
+    data = json.loads(lemma8_findings.read_text())
+    (entry,) = data["findings"]
+    assert entry["search"]["evaluations"] > 0 and entry["search"]["shape"]["d1"] in (1, 2)
+    assert entry["worst_ratio"] == pytest.approx(0.5, abs=1e-9)  # the supremum 2 tanh(eps/2) / (e^(2 eps) - 1) -> 1/2
+    assert data["power"] and all(row["statement"] == "lemma8" and row["passed"] for row in data["power"])
+
+
+def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Path, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{findings_text.START}\nold text\n{findings_text.END}\nafter\n")
+    assert main(["findings", "--in", str(lemma8_findings), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "old text" not in text
+    assert "| lemma8 | as-stated * |" in text and "No variant was violated" in text
+
+
+def test_a_violation_leads_with_its_replay_command() -> None:
+    data = {"profile": "ci", "seed": 0, "findings": [
+        {"statement": "lemma13", "variant": "as-stated", "violated": True, "worst_ratio": 1.02,
+         "verdict": {"measured": "6.5e-5", "bound": "6.4e-5", "dps": 40}, "search": {"certified": "violated"}},
+    ]}
+    text = findings_text.render(data)
+    assert text.index("lemma13 `as-stated` is violated") < text.index("Mutants") if "Mutants" in text else True
+    assert "sltcheck check --replay" in text and "interval arithmetic: violated" in text
+
+
+def test_a_readme_without_markers_is_a_clear_error(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n")
+    with pytest.raises(ValueError, match="readme must contain the markers"):
+        findings_text.rewrite(readme, "x\n")
