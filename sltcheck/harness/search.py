@@ -179,6 +179,17 @@ def budget_for(profile: str | Budget) -> Budget:
     return BUDGETS[profile]
 
 
+def _scaled(budget: Budget, cost: float) -> Budget:
+    """``budget`` for a statement whose one evaluation costs ``cost`` ordinary ones (an
+    instance module's ``SEARCH_COST``, e.g. where every evaluation solves subset sums)."""
+    if cost == 1:
+        return budget
+    if not cost > 0:
+        raise ValueError(f"SEARCH_COST must be > 0, got {cost!r}")
+    return Budget(budget.shapes, max(2, round(budget.starts / cost)), max(1, round(budget.climbs / cost)),
+                  max(50, round(budget.climb_evaluations / cost)), max(20, round(budget.polish_evaluations / cost)))
+
+
 def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
     out = dict(instance)
     out.update({k: v for k, v in fixed.items() if k in out})
@@ -207,9 +218,9 @@ def search_worst_case(
     eps_max are set on every start and not moved); ``skip`` names assumptions not
     checked on the result (mutants that drop one). Same seed, same result.
     """
-    budget = budget_for(profile)
-    fixed = dict(fixed or {})
     module = instance_module(statement)
+    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    fixed = dict(fixed or {})
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
     count = 0

@@ -13,11 +13,19 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma7.instances import MAX_D, eps_start, eps_values, shapes, source_start, sources
+from sltcheck.statements.lemma7.instances import (
+    MAX_D,
+    SEARCH_COST,
+    eps_start,
+    eps_values,
+    shapes,
+    source_start,
+    sources,
+)
 
 FREE = ("W", "x", "W1", "W2")
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "SEARCH_COST", "instances", "project", "shapes", "start"]
 
 
 def inputs(d1: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:

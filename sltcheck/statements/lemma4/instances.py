@@ -7,9 +7,18 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
-from sltcheck.statements.lemma7.instances import FREE, MAX_D, eps_start, eps_values, shapes, source_start, sources
+from sltcheck.statements.lemma7.instances import (
+    FREE,
+    MAX_D,
+    SEARCH_COST,
+    eps_start,
+    eps_values,
+    shapes,
+    source_start,
+    sources,
+)
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "SEARCH_COST", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:

@@ -18,9 +18,11 @@ FREE = ("W", "W1", "W2")
 MAX_D = 3
 MAX_N_PRIME = 10
 
-__all__ = ["FREE", "instances", "project", "shapes", "sources", "start"]
+__all__ = ["FREE", "SEARCH_COST", "instances", "project", "shapes", "sources", "start"]
 
 SHAPES = {"d1": (1, 2), "d2": (1, 2), "n_prime": (1, 2, 3, 4, 6, 8)}
+# One evaluation solves d1 d2 subset-sum problems: the search takes a quarter of its budget here.
+SEARCH_COST = 4
 
 
 def sources(d1: int, d2: int) -> st.SearchStrategy[tuple[np.ndarray, np.ndarray]]:
