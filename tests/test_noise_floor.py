@@ -37,3 +37,10 @@ def test_without_a_floor_noise_never_settles() -> None:
 def test_with_a_floor_noise_settles() -> None:
     values, _, work = stable(noisy_zero, 30, floor=1e-35)
     assert abs(values[0]) <= 1e-35 and work > 30
+
+
+def test_a_tie_at_the_floor_is_no_ratio() -> None:
+    """Noise of exact zeros is not a measurement: its ratio is 0, never a worst case."""
+    verdict = decide(mpmath.mpf("3.9e-76"), 0, 40, floor=1e-30)
+    assert verdict.at_floor and verdict.ratio == 0.0
+    assert not decide(mpmath.mpf("1e-20"), 0, 40, floor=1e-30).at_floor

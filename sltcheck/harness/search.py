@@ -139,6 +139,9 @@ class Budget:
     polish_evaluations: int  # Powell evaluations on the best point
 
 
+# Climbed points decided in mpmath, at most, when the best ones are ties at the noise floor.
+FLOOR_RETRIES = 5
+
 # Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
 HOP = 0.3
 
@@ -278,6 +281,17 @@ def search_worst_case(
     if polished is not None and polished[1] > best_ratio and not violations(statement, polished[0], skip=skip):
         best_ratio, best = polished[1], polished[0]
     verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
+    # A float64 ratio can come from rounding noise (a bound exactly zero in mpmath, a measured
+    # side that is noise): such ties at the statement's noise floor are not worst cases, so the
+    # next best climbed points are decided instead.
+    alternatives = iter(sorted(climbed, key=_rank)[:FLOOR_RETRIES])
+    while verdict.at_floor:
+        candidate = next(alternatives, None)
+        if candidate is None:
+            break
+        if candidate[2] is not best and not violations(statement, candidate[2], skip=skip):
+            best_ratio, best_index, best = candidate
+            verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     replay = certified = None
     if verdict.violated:
         replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)

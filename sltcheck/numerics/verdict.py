@@ -26,10 +26,19 @@ class Verdict:
     dps: int
     holds: bool  # measured <= bound at the point values
     undecided: bool  # too close to call at this precision
+    floor: mpmath.mpf = mpmath.mpf(0)  # the statement's absolute floor (see decide)
+
+    @property
+    def at_floor(self) -> bool:
+        """Both sides at most the absolute floor: rounding noise of exact zeros, not a measurement."""
+        return self.floor > 0 and max(abs(self.measured), abs(self.bound)) <= self.floor
 
     @property
     def ratio(self) -> float:
-        """measured / bound (inf for a zero bound with a positive measured side)."""
+        """measured / bound (inf for a zero bound with a positive measured side; 0 for a tie at
+        the noise floor, where neither side is a measurement)."""
+        if self.at_floor:
+            return 0.0
         if self.bound == 0:
             return 0.0 if self.measured == 0 else float("inf")
         return float(self.measured / self.bound)
@@ -63,5 +72,6 @@ def decide(measured: object, bound: object, dps: int = DEFAULT_DPS, floor: objec
             raise ValueError(f"measured and bound must be finite, got {m} and {b}")
         scale = max(abs(m), abs(b))
         resolution = scale * mpmath.mpf(10) ** (GUARD_DIGITS - dps)
-        undecided = (bool(abs(b - m) <= resolution) or scale <= mpmath.mpf(floor)) and scale > 0
-        return Verdict(measured=m, bound=b, dps=dps, holds=bool(m <= b), undecided=undecided)
+        floor = mpmath.mpf(floor)
+        undecided = (bool(abs(b - m) <= resolution) or scale <= floor) and scale > 0
+        return Verdict(measured=m, bound=b, dps=dps, holds=bool(m <= b), undecided=undecided, floor=floor)
