@@ -9,10 +9,11 @@ edge mutants, the search-power benchmark). For one statement and variant it
    alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, weights of spectral norm 1 in
    sign patterns, perturbations at full length, eps tiny and largest), then random ones;
 3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64, with
-   central finite differences over every continuous field in ``FREE``, alpha and eps_max
+   forward finite differences over every continuous field in ``FREE``, alpha and eps_max
    included), every trial point mapped through the module's ``project`` so the
-   assumptions hold at every evaluated point;
-4. polishes the best derivative-free (Powell, :func:`local_search`);
+   assumptions hold at every evaluated point: all a short way, the best quarter to
+   convergence, then a few basin-hopping jumps from the best point;
+4. polishes the best derivative-free (Powell);
 5. decides the best in mpmath; a violation is replayed at twice the digits and, where
    :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
 
@@ -233,64 +234,49 @@ def search_worst_case(
         count += 1
         return float_ratio(statement, variant, instance, bound)
 
+    def admissible(instance: Instance) -> bool:
+        return not violations(statement, instance, skip=skip)
+
     shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
-    scored: list[tuple[float, int, Instance]] = []
-    for index, shape in enumerate(shapes):
-        for k in range(budget.starts):
-            start = module.project(_apply(module.start(shape, rng, on_boundary=k < (budget.starts + 1) // 2), fixed))
-            scored.append((ratio_of(start), index, start))
-    scored.sort(key=_rank)
-    per_shape = max(1, math.ceil(budget.climbs / 2))
-    chosen: list[tuple[float, int, Instance]] = []
-    taken: dict[int, int] = {}
-    for item in scored:
-        if len(chosen) == budget.climbs:
-            break
-        if taken.get(item[1], 0) < per_shape:
-            chosen.append(item)
-            taken[item[1]] = taken.get(item[1], 0) + 1
+    scored = _starts(module, shapes, budget, rng, fixed, ratio_of)
     free = tuple(key for key in module.FREE if key not in fixed)
-    best_ratio, best_index, best = scored[0]
-    trail = []
-    # Every chosen start climbs a short way; the best quarter climbs on to convergence.
     short = max(50, budget.climb_evaluations // 4)
-    climbed = []
-    for _, index, start in chosen:
-        point, ratio = _climb(module, free, start, ratio_of, short)
-        climbed.append((ratio, index, point))
+    # Every chosen start climbs a short way; the best quarter climbs on to convergence.
+    climbed = [(ratio, index, point) for _, index, start in _choose(scored, budget.climbs)
+               for point, ratio in [_climb(module, free, start, ratio_of, short)]]
     climbed.sort(key=_rank)
     for _, index, start in climbed[: max(1, len(climbed) // 4)]:
         point, ratio = _climb(module, free, start, ratio_of, budget.climb_evaluations)
         climbed.append((ratio, index, point))
+    best_ratio, best_index, best = scored[0]
+    trail = []
     for ratio, index, point in climbed:
-        if ratio > best_ratio and not violations(statement, point, skip=skip):
+        if ratio > best_ratio and admissible(point):
             best_ratio, best_index, best = ratio, index, point
         trail.append(best_ratio)
     # Basin hopping: jump from the best point (every free value moved by up to HOP of its
-    # scale) and climb again; a better point replaces the best.
-    for _ in range(budget.climbs):
+    # scale, at least HOP / 10) and climb again; a better point replaces the best.
+    for _ in range(max(1, budget.climbs // 3)):
         x = _flatten(best, free)
         jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
         point, ratio = _climb(module, free, module.project(_unflatten(best, free, jump)), ratio_of, short)
-        if ratio > best_ratio and not violations(statement, point, skip=skip):
+        if ratio > best_ratio and admissible(point):
             best_ratio, best = ratio, point
         trail.append(best_ratio)
     polished = _polish(module, free, best, ratio_of, budget.polish_evaluations)
-    if polished is not None and polished[1] > best_ratio and not violations(statement, polished[0], skip=skip):
+    if polished is not None and polished[1] > best_ratio and admissible(polished[0]):
         best_ratio, best = polished[1], polished[0]
     verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     # A float64 ratio can come from rounding noise (a bound exactly zero in mpmath, a measured
     # side that is noise): such ties at the statement's noise floor are not worst cases, so the
     # next best climbed points are decided instead.
-    alternatives = iter(sorted(climbed, key=_rank)[:FLOOR_RETRIES])
-    while verdict.at_floor:
-        candidate = next(alternatives, None)
-        if candidate is None:
+    for ratio, index, point in sorted(climbed, key=_rank)[:FLOOR_RETRIES]:
+        if not verdict.at_floor:
             break
-        if candidate[2] is not best and not violations(statement, candidate[2], skip=skip):
-            best_ratio, best_index, best = candidate
+        if point is not best and admissible(point):
+            best_ratio, best_index, best = ratio, index, point
             verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     replay = certified = None
     if verdict.violated:
@@ -298,6 +284,32 @@ def search_worst_case(
         certified = certified_outcome(statement, variant, best) if bound is None else None
     return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
                      time.perf_counter() - began, len(scored), replay, certified, trail)
+
+
+def _starts(module, shapes, budget, rng, fixed, ratio_of):  # noqa: ANN001, ANN202
+    """Every shape's starts (the first half on the boundaries), projected, with their ratios,
+    best first."""
+    scored: list[tuple[float, int, Instance]] = []
+    for index, shape in enumerate(shapes):
+        for k in range(budget.starts):
+            on_boundary = k < (budget.starts + 1) // 2
+            start = module.project(_apply(module.start(shape, rng, on_boundary=on_boundary), fixed))
+            scored.append((ratio_of(start), index, start))
+    return sorted(scored, key=_rank)
+
+
+def _choose(scored: list[tuple[float, int, Instance]], climbs: int) -> list[tuple[float, int, Instance]]:
+    """The best ``climbs`` starts, at most half of them from one shape (so several shapes climb)."""
+    per_shape = max(1, math.ceil(climbs / 2))
+    chosen: list[tuple[float, int, Instance]] = []
+    taken: dict[int, int] = {}
+    for item in scored:
+        if len(chosen) == climbs:
+            break
+        if taken.get(item[1], 0) < per_shape:
+            chosen.append(item)
+            taken[item[1]] = taken.get(item[1], 0) + 1
+    return chosen
 
 
 def _rank(item: tuple[float, int, Instance]) -> float:
