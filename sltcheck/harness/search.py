@@ -148,8 +148,8 @@ HOP = 0.3
 
 BUDGETS: dict[str, Budget] = {
     "ci": Budget(shapes=16, starts=64, climbs=12, climb_evaluations=600, polish_evaluations=300),
-    "dev": Budget(shapes=48, starts=160, climbs=24, climb_evaluations=1200, polish_evaluations=1000),
-    "deep": Budget(shapes=160, starts=400, climbs=40, climb_evaluations=5000, polish_evaluations=3000),
+    "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600),
+    "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000),
 }
 
 
