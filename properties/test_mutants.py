@@ -12,16 +12,10 @@ from sltcheck.assumptions import violations
 from sltcheck.harness import evaluate, refute
 from sltcheck.statements import STATEMENT_MODULES, load
 
-# A mutant that only the dev search budget refutes (Mutant.profile) runs as a slow test.
-CASES = [
-    pytest.param(name, mutant, id=f"{name}-{mutant.name}",
-                 marks=[pytest.mark.slow] if mutant.profile != "ci" else [])
-    for name in STATEMENT_MODULES
-    for mutant in load(name).MUTANTS
-]
+CASES = [(name, mutant) for name in STATEMENT_MODULES for mutant in load(name).MUTANTS]
 
 
-@pytest.mark.parametrize(("statement", "mutant"), CASES)
+@pytest.mark.parametrize(("statement", "mutant"), CASES, ids=[f"{s}-{m.name}" for s, m in CASES])
 def test_mutant_is_refuted(statement: str, mutant: object) -> None:
     refutation = refute(statement, mutant, settings=settings())
     assert refutation.refuted, f"{statement} mutant {mutant.name} survived: {refutation.message}"

@@ -64,8 +64,7 @@ def refute(
     if not mutant.drop:
         from sltcheck.harness.search import search_worst_case
 
-        budget = mutant.profile if PROFILE_ORDER.index(mutant.profile) > PROFILE_ORDER.index(profile) else profile
-        found = search_worst_case(statement, f"mutant:{mutant.name}", bound=mutant.bound, profile=budget, dps=dps)
+        found = search_worst_case(statement, f"mutant:{mutant.name}", bound=mutant.bound, profile=profile, dps=dps)
         if found.verdict.violated:
             return Refutation(statement, mutant.name, True, found.instance, found.verdict,
                               f"worst-case search: ratio {found.ratio:.6g} after {found.evaluations} evaluations")
@@ -76,9 +75,6 @@ def refute(
     longer = Settings(base, max_examples=max(LONGER_SEARCH, 4 * base.max_examples), phases=tuple(Phase))
     return _refute(statement, mutant, longer, dps)
 
-
-# Search budgets from the least to the most (a mutant's ``profile`` raises the one asked for).
-PROFILE_ORDER = ("ci", "dev", "deep")
 
 # Examples in the third pass, for mutants the profile's budget did not refute.
 LONGER_SEARCH = 400

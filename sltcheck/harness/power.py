@@ -10,7 +10,9 @@ statement with a known worst case lists ``POWER_CASES``; each case is a dict wit
 - or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
   of that variant at fixed parameters, so it maximises the measured side itself; its best
   measured value is reported beside the bracket's lower end ``lower`` (a float or a
-  function returning one), which it must reach.
+  function returning one), which it must reach;
+- or ``variant`` and ``best_known``: the best ratio measured / bound any search has found
+  (no proved supremum or bracket at a fixed point): the ratio found is reported beside it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci
                                   profile=profile, seed=seed)
         ratio = found.ratio
         row = {"kind": "closed-form", "best": ratio, "known": 1.0, "power": ratio, "passed": ratio >= REQUIRED}
+    elif "best_known" in case:
+        found = search_worst_case(statement, case["variant"], fixed=fixed, profile=profile, seed=seed)
+        ratio, known = found.ratio, float(case["best_known"])
+        row = {"kind": "best known", "variant": case["variant"], "best": ratio, "known": known,
+               "power": ratio / known, "passed": ratio >= known * REQUIRED}
     else:
         found = search_worst_case(statement, case["variant"], fixed=fixed, profile=profile, seed=seed)
         best = float(found.verdict.measured)

@@ -68,15 +68,10 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
         lines.append("")
     mutants = data.get("mutants", [])
     if mutants:
-        run = [m for m in mutants if m.get("refuted") is not None]
-        refuted = sum(bool(m.get("refuted")) for m in run)
-        lines.append(f"Mutants refuted: {refuted} of {len(run)}"
-                     + (f" ({len(mutants) - len(run)} more need a larger search budget)." if len(run) < len(mutants)
-                        else "."))
+        refuted = sum(bool(m.get("refuted")) for m in mutants)
+        lines.append(f"Mutants refuted: {refuted} of {len(mutants)}.")
         for m in mutants:
-            if m.get("refuted") is None:
-                lines.append(f"- not run: {m['statement']} `{m['mutant']}` ({m.get('message', '')})")
-            elif not m.get("refuted"):
+            if not m.get("refuted"):
                 lines.append(f"- survived: {m['statement']} `{m['mutant']}` ({m.get('why', '')})")
         lines.append("")
     power = data.get("power", [])

@@ -113,7 +113,7 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
             "tightest": None if tightest is None else {
                 "statement": tightest.get("statement"), "variant": tightest.get("variant"),
                 "ratio": tightest.get("worst_ratio")},
-            "mutants": sum(m.get("refuted", True) is not None for m in mutants),
+            "mutants": len(mutants),
             "mutants_refuted": sum(bool(m.get("refuted", m.get("violated"))) for m in mutants),
             "reproductions": [
                 {"figure": s.get("figure"), "checked": s.get("checked"),

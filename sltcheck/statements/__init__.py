@@ -41,16 +41,13 @@ class Mutant:
     """A known-false reading of a statement, which a search must refute.
 
     ``bound`` replaces the right-hand side; ``drop`` names assumptions the
-    mutant no longer requires of its instances (so a strategy may break them);
-    ``profile`` is the least search budget that refutes it ("ci", or "dev" for an
-    edge mutant the ci search does not reach: tests run it as a slow test).
+    mutant no longer requires of its instances (so a strategy may break them).
     """
 
     name: str
     why: str
     bound: Bound
     drop: tuple[str, ...] = field(default=())
-    profile: str = "ci"
 
 
 def _paper_order(name: str) -> tuple[int, int, str]:
