@@ -72,6 +72,7 @@ Instance fields: those of Theorem 9 with d2 = d1, plus fc_layers (L target layer
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, cast
 
 import mpmath
@@ -406,22 +407,10 @@ def _mutant(change: str) -> Callable[[Instance, int | None], Any]:
     return bound
 
 
-# Edge mutants sit this close below a proved supremum (search power, not a sanity check).
-EDGE = 0.97
-
-
-def supremum_fraction(fraction: float) -> Callable[[Instance, int | None], Any]:
-    """``fraction`` x the proved upper bound U_11 = r (prod(1 + d1 e_FC,l) - 1) + 2 U_9
-    at the instance's achieved errors
-    (:mod:`sltcheck.statements.theorem11.worst_case`), attained on the slice e_QK = 0."""
-
-    def bound(instance: Instance, dps: int | None) -> Any:
-        from sltcheck.statements.theorem11 import worst_case as worst
-
-        value = worst.upper_of(instance, dps or 30)
-        return float(value) * fraction if dps is None else value * fraction
-
-    return bound
+# Edge mutants sit this close below a proved supremum (search power, not a sanity check): U_11 =
+# r (prod(1 + d1 e_FC,l) - 1) + 2 U_9 of sltcheck.statements.theorem11.worst_case, attained on e_QK = 0.
+EDGE = t9.EDGE
+supremum_fraction = partial(t9.supremum_fraction, statement="theorem11")
 
 
 MUTANTS = [

@@ -85,6 +85,7 @@ so the verdict at ``dps`` is not blurred by cancellation. ``dps=None`` is float6
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -438,14 +439,13 @@ def _part(
 EDGE = 0.97
 
 
-def supremum_fraction(fraction: float) -> Callable[[Instance, int | None], Any]:
-    """``fraction`` x the proved upper bound sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F)
-    at the instance's achieved errors
-    (:mod:`sltcheck.statements.theorem9.worst_case`), attained on the slice e_QK = 0."""
+def supremum_fraction(fraction: float, statement: str = "theorem9") -> Callable[[Instance, int | None], Any]:
+    """``fraction`` x the proved upper bound of ``statement``'s worst case at the instance's
+    achieved errors (its ``worst_case.upper_of``; for Theorem 9
+    sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F), attained on the slice e_QK = 0)."""
 
     def bound(instance: Instance, dps: int | None) -> Any:
-        from sltcheck.statements.theorem9 import worst_case as worst
-
+        worst = importlib.import_module(f"sltcheck.statements.{statement}.worst_case")  # it imports this module
         value = worst.upper_of(instance, dps or 30)
         return float(value) * fraction if dps is None else value * fraction
 
