@@ -12,7 +12,8 @@ from sltcheck.report import findings_text
 @pytest.fixture(scope="module")
 def lemma8_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("check")
-    assert main(["check", "--only", "lemma8", "--profile", "ci", "--out", str(out), "--no-mutants"]) == 0
+    assert main(["check", "--only", "lemma8", "--profile", "ci", "--out", str(out), "--no-mutants",
+                 "--power"]) == 0
     return out / "findings.json"
 
 

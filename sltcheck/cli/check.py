@@ -54,7 +54,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
     )
     parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
-    parser.add_argument("--no-power", action="store_true", help="skip the search-power table")
+    parser.add_argument("--power", action=argparse.BooleanOptionalAction, default=None,
+                        help="the search-power table (default: on, except at the ci profile, which stays short)")
 
 
 def _findings_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             _write(out, findings, mutant_rows, args)
     power: list[dict[str, object]] = []
-    if not args.no_power:
+    if args.power or (args.power is None and args.profile != "ci"):
         from sltcheck.harness import power as search_power
 
         power = search_power.table(args.profile, args.seed, tuple(names))

@@ -147,7 +147,7 @@ FLOOR_RETRIES = 5
 HOP = 0.3
 
 BUDGETS: dict[str, Budget] = {
-    "ci": Budget(shapes=16, starts=64, climbs=12, climb_evaluations=600, polish_evaluations=300),
+    "ci": Budget(shapes=16, starts=48, climbs=10, climb_evaluations=600, polish_evaluations=300),
     "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600),
     "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000),
 }
