@@ -77,15 +77,17 @@ def _unflatten(template: Instance, free: tuple[str, ...], vector: np.ndarray) ->
 def float_ratio(
     statement: str, variant: str, instance: Instance, bound: Bound | None = None
 ) -> float:
-    """measured/bound in float64 (0 where it cannot be evaluated)."""
+    """measured/bound in float64 (0 where it cannot be evaluated, or where the measured side is
+    below the statement's float64 noise floor: rounding noise must not steer the search)."""
     module = load(statement)
     rhs = bound if bound is not None else module.VARIANTS[variant]
     try:
         with np.errstate(all="ignore"):
             m, b = float(module.measured(instance, None)), float(rhs(instance, None))
+            floor = float(module.noise_floor(instance, None)) if hasattr(module, "noise_floor") else 0.0
     except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError):
         return 0.0
-    if not (np.isfinite(m) and np.isfinite(b)) or b <= 0:
+    if not (np.isfinite(m) and np.isfinite(b)) or b <= 0 or m <= floor:
         return 0.0
     return m / b
 

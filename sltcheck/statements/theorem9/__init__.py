@@ -187,14 +187,19 @@ def output_gap(
         return rounded(max(values), dps)
 
 
+# Relative size below which a float64 difference of two outputs is rounding noise (a few
+# hundred operations of 1.1e-16 each, with room to spare).
+FLOAT64_FLOOR = 1e-12
+
+
 def output_floor(outputs: np.ndarray, alpha: object, dps: int | None) -> float:
-    """The verdict's absolute floor for a chain whose both sides vanish when the source equals
-    the target: 10^(GUARD_DIGITS - dps) times the size of the outputs (float64, at least alpha
-    and 1). Below it, measured and bound are rounding noise of exact zeros: undecided."""
-    if dps is None:
-        return 0.0
+    """The absolute floor of a chain whose both sides vanish when the source equals the target:
+    10^(GUARD_DIGITS - dps) times the size of the outputs (float64, at least alpha and 1). Below
+    it, measured and bound are rounding noise of exact zeros: undecided. For float64
+    (``dps=None``) it is FLOAT64_FLOOR times that size: a float64 output difference below it is
+    cancellation noise, which the search must not climb."""
     scale = max(1.0, float(alpha), float(np.abs(outputs).max(initial=0.0)))  # type: ignore[arg-type]
-    return scale * 10.0 ** (GUARD_DIGITS - dps)
+    return scale * (FLOAT64_FLOOR if dps is None else 10.0 ** (GUARD_DIGITS - dps))
 
 
 def noise_floor(instance: Instance, dps: int | None) -> float:
