@@ -20,28 +20,35 @@ API (everything a property file or the CLI needs)::
 
     instances(statement: str, drop: tuple[str, ...] = ()) -> SearchStrategy[Instance]
         from the module ``sltcheck.statements.<statement>.instances`` (which also
-        defines FREE and project(instance) for the local search; see there).
+        defines FREE, project(instance), shapes() and start(shape, rng, on_boundary=...)
+        for the worst-case search; see there).
 
     strategies.*: unit_spectral_matrices(rows, cols), stacked_unit_spectral(H, rows, cols),
         tokens_on_alpha_sphere(T, d, alpha), perturbed_tokens(X, alpha, eps_max),
         attention_masks(T), logits(T), perturbations(shape, eps_max), eps_maxima(),
         sequence_lengths(), dimensions(), alphas(d1, d2), float_arrays(shape, low, high)
 
-    refute(statement, mutant, *, settings=None) -> Refutation      (mutants.py)
-        the mutant's property run to failure; ``.instance`` is the shrunk counterexample.
+    refute(statement, mutant, *, settings=None, profile="ci") -> Refutation      (mutants.py)
+        the mutant's property run to failure (then the worst-case search for a mutant
+        that keeps every assumption); ``.instance`` is the counterexample.
 
+    search_worst_case(statement, variant, *, profile="ci", bound=None, fixed=None, seed=0)
+        -> WorstCase: the worst-case search (boundaries first, every continuous field
+        moved, gradient climbs, decided in mpmath)                       (search.py)
     local_search(statement, variant, start, *, max_evaluations=400) -> SearchResult | None
-        scipy Powell on measured/bound in float64 through ``project`` (assumptions
-        hold by construction), re-decided in mpmath at the end        (search.py)
+        the previous search: scipy Powell from one start (kept for the benchmark)
+
+    power.table(profile) -> the search's best beside every known supremum      (power.py)
 
     register_profiles(); profile_settings(name, seeded=False)       (profiles.py)
-        ci (40 examples, derandomised), dev (300), deep (10,000); no database.
+        ci (50 examples, derandomised), dev (300), deep (10,000); no database, no
+        constants drawn from the project's modules.
 
     encode_instance / decode_instance / dumps                        (serialise.py)
         exact JSON (floats as float.hex).
 
 Statement modules (sltcheck.statements.<name>) must let ``measured`` and every
-bound accept ``dps=None`` (float64) as well as an int: the local search and the
+bound accept ``dps=None`` (float64) as well as an int: the worst-case search and the
 row preselection run in float64, verdicts only in mpmath.
 
 mpmath cost: a statement whose left-hand side is a max over rows evaluates all
