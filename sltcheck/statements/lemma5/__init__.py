@@ -30,7 +30,7 @@ import mpmath
 
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statements import Instance, Mutant, lemma8
 from sltcheck.statements.lemma8 import EDGE, measured, supremum_fraction
 from sltcheck.statements.lemma8 import as_stated as via_lemma8
 
@@ -73,11 +73,5 @@ MUTANTS = [
 ]
 
 
-# Search power (sltcheck.harness.power): the search must reach the proved supremum
-# 2 alpha tanh(eps_max/2) at the slack table's parameters (d1 <= 2: the search's shapes).
-POWER_CASES = [
-    {"fixed": {"d1": d1, "alpha": math.sqrt(d1) if d1 == 1 else 1.4142135623730951 * (1 + 2**-52), "eps_max": eps},
-     "supremum": supremum_fraction(1.0)}
-    for d1 in (1, 2)
-    for eps in (1e-3, 0.1, 0.5)
-]
+# Search power (sltcheck.harness.power): Lemma 8's cases (its supremum is this left side's; eps_max <= 1/2).
+POWER_CASES = lemma8.POWER_CASES
