@@ -1,4 +1,6 @@
-"""The HTML report: escaped, violations first, renders in a real browser."""
+"""The HTML report: from autoescaped templates, violations first with decimal counterexamples and their
+replay command, a plot beside every table of numbers, renders in a real browser, loads from an installed
+package."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from html import unescape
 from pathlib import Path
 
 import pytest
 
 from sltcheck.report import page as report
+from sltcheck.statements.lemma13 import COUNTEREXAMPLES
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -26,10 +30,20 @@ def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[di
              "ratios": [0.1, 0.5, 0.93], "title": "Lemma 8 " + HOSTILE},
             {"statement": "lemma8", "variant": "bound-halved", "mutant": True, "refuted": True,
              "why": "drops a factor 2", "instance": {"alpha": 2.0}, "examples": 3, "worst_ratio": 1.7},
-            {"statement": "lemma13", "variant": "as-stated", "examples": 40, "worst_ratio": 1.4 if violated else 0.4,
-             "violated": violated, "instance": {"alpha": 2.0}, "seed": 7,
+            {"statement": "lemma13", "variant": "as-stated", "examples": 40, "worst_ratio": 1.02 if violated else 0.4,
+             "violated": violated, "instance": COUNTEREXAMPLES["as-stated"], "seed": 7,
+             "verdict": {"measured": "6.5202e-5", "bound": "6.3810e-5", "dps": 40},
+             "certified_outcome": "violated" if violated else "holds",
              "explanation": "the statement drops the proof's factor 2"},
+            {"statement": "lemma2", "variant": "as-proven", "examples": 40, "worst_ratio": 1.0, "violated": False,
+             "instance": {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, "seed": 3},
         ],
+        "power": [{"statement": "lemma8", "fixed": {"d1": 1}, "kind": "closed-form", "best": 1.0, "known": 1.0,
+                   "power": 0.98, "evaluations": 100, "seconds": 1.0}],
+        "slack": [{"statement": "lemma8", "params": {"d1": 1, "alpha": 1.0}, "kind": "closed-form", "supremum": 0.5,
+                   "bound": 1.0, "slack": 2.0},
+                  {"statement": "lemma12", "params": {"H": 1}, "kind": "bracket", "lower": 0.2, "supremum": 0.3,
+                   "bound": 1.0, "slack": 3.3, "slack_range": [3.3, 5.0]}],
     }
     summary = {
         "figure": "fig4", "_source": f"/tmp/{label}/summary.json", "checked": 4, "violations": [],
@@ -58,14 +72,60 @@ def test_every_string_from_a_run_is_escaped():
 
 def test_a_violation_is_shown_first():
     html = report.render(report.build(fake_inputs(violated=True)))
-    first_section = html.index("<h2>")
-    assert html[first_section:].startswith("<h2>Violations</h2>")
+    first_section = html.index("<h2")
+    assert html[first_section:].startswith('<h2 id="violations">Violations</h2>')
     assert html.index("lemma13") < html.index("At a glance")
+
+
+# The lemma 13 counterexample's alpha (0x1.00001bd82f52bp+0) and first token, as shortest decimals.
+ALPHA = repr(float.fromhex("0x1.00001bd82f52bp+0"))
+TOKEN = repr(float.fromhex("-0x1.00001bd82f51bp+0"))
+
+
+def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command():
+    html = report.render(report.build(fake_inputs(violated=True, label="my run")))
+    card = html[html.index('<h2 id="violations">'):html.index('<h2 id="glance">')]
+    assert ALPHA in card and TOKEN in card
+    assert "sltcheck check --replay &#39;/tmp/my run/findings.json&#39; --only lemma13" in card
+    assert "0x1." not in html  # exact hex stays in the JSON
+
+
+def test_the_json_keeps_the_exact_hex_and_the_replay_command(tmp_path):
+    page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "r.html"))
+    data = json.loads(page.with_suffix(".json").read_text())
+    (entry,) = [e for e in data["statements"] if e["statement"] == "lemma13"]
+    assert entry["instance"]["alpha"] == {"float": "0x1.00001bd82f52bp+0"}
+    assert entry["replay_command"] == "sltcheck check --replay /tmp/run/findings.json --only lemma13"
+
+
+def test_findings_lead_with_violations_and_close_calls_and_end_with_attained_bounds():
+    content = report.build(fake_inputs(violated=True))
+    html = report.render(content)
+    overview = html[html.index('<h2 id="findings">'):html.index('<h2 id="statements">')]
+    rows = re.findall(r"<tr><td>(\w+)</td><td>([\w-]+)", overview)
+    assert rows == [("lemma13", "as-stated"), ("lemma8", "as-proven"), ("lemma2", "as-proven")]
+    assert content["glance"]["tightest"]["statement"] == "lemma8"  # not lemma2 at ratio 1
+    assert content["glance"]["attained"] == ["lemma2 [as-proven]"]
+
+
+@pytest.mark.parametrize("section", ["findings", "power", "slack"])
+def test_a_table_of_numbers_has_a_plot_beside_it(section):
+    html = report.render(report.build(fake_inputs(violated=True)))
+    start = html.index(f'<h2 id="{section}">')
+    body = html[start:html.index("<h2", start + 1)]
+    assert "<table" in body and body.count("<svg") == 1
+
+
+def test_the_page_comes_from_templates_not_hand_escaping():
+    assert not hasattr(report, "_e")
+    assert report.environment().autoescape is True
+    for section in report.SECTIONS:
+        report.environment().get_template(f"sections/{section}.html.j2")
 
 
 def test_no_violation_section_without_violations():
     html = report.render(report.build(fake_inputs()))
-    assert "<h2>Violations</h2>" not in html
+    assert '<h2 id="violations">' not in html
     assert html.index("At a glance") < html.index("Statements")
 
 
@@ -74,7 +134,7 @@ def test_report_is_self_contained_and_never_overwritten(tmp_path):
     first = report.write(content, str(tmp_path / "r.html"))
     second = report.write(content, str(tmp_path / "r.html"))
     assert first != second and first.exists() and second.exists()
-    assert json.loads(first.with_suffix(".json").read_text())["glance"]["held"] == 2
+    assert json.loads(first.with_suffix(".json").read_text())["glance"]["held"] == 3
     html = first.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
     assert html.count("<svg") >= 3
@@ -109,14 +169,24 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 # the rendered size of every plot where --dump-dom can read it.
 PROBE = ("<script>document.body.setAttribute('data-plot-sizes', JSON.stringify("
          "[...document.querySelectorAll('svg')].map(s => {const r = s.getBoundingClientRect();"
-         " return [r.width, r.height];})));</script>")
+         " return [r.width, r.height];})));"
+         # What a reader sees of the first violation: its replay command and decimal values, with their
+         # places on the page (inside the screenshot's window).
+         "const card = document.querySelector('.violation'); const code = card.querySelector('code.replay');"
+         "const cell = card.querySelector('td.value');"
+         "document.body.setAttribute('data-violation', JSON.stringify({replay: code.innerText,"
+         " replay_box: [code.getBoundingClientRect().top, code.getBoundingClientRect().height],"
+         " text: card.innerText, value_box: [cell.getBoundingClientRect().top, cell.getBoundingClientRect().height]}));"
+         "</script>")
 
 
 def test_report_renders_in_headless_chromium(tmp_path):
     browser = _chromium()
     if browser is None:
         pytest.skip("Debian's chromium is not installed and could not be installed (needs root and apt-get)")
-    page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "report.html"))
+    inputs = fake_inputs(violated=True)
+    inputs["findings"][0]["_source"] = str(tmp_path / "run/findings.json")
+    page = report.write(report.build(inputs), str(tmp_path / "report.html"))
     profile = tempfile.mkdtemp()
     shot = Path(os.environ.get("SLTCHECK_SCREENSHOT_DIR", tmp_path)) / "report.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
@@ -131,6 +201,11 @@ def test_report_renders_in_headless_chromium(tmp_path):
     probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", probed.as_uri()],
                          capture_output=True, text=True, timeout=120).stdout
-    sizes = json.loads(re.search(r"data-plot-sizes=\"([^\"]*)\"", dom).group(1).replace("&quot;", '"'))
+    sizes = json.loads(unescape(re.search(r"data-plot-sizes=\"([^\"]*)\"", dom).group(1)))
     assert len(sizes) >= 3
     assert all(width > 0 and height > 0 for width, height in sizes), sizes
+    seen = json.loads(unescape(re.search(r"data-violation=\"([^\"]*)\"", dom).group(1)))
+    assert seen["replay"] == f"sltcheck check --replay {tmp_path / 'run/findings.json'} --only lemma13"
+    assert ALPHA in seen["text"] and TOKEN in seen["text"] and "0x1." not in seen["text"]
+    for top, height in (seen["replay_box"], seen["value_box"]):
+        assert height > 0 and 0 <= top < 2400  # rendered, inside the screenshot

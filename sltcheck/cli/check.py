@@ -2,7 +2,10 @@
 
     sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
                    [--no-search] [--no-mutants]
-    sltcheck check --replay FILE [--dps 100]
+    sltcheck check --replay FILE [--only NAME ...] [--dps 100]
+
+``-q`` prints warnings only, ``-v`` a line per variant and mutant; by default a progress
+bar per statement (examples/s and ETA) runs on stderr and the table is printed at the end.
 
 The properties run programmatically (not through pytest) with an explicit
 Hypothesis seed, so the same seed gives the same findings. For every
@@ -20,13 +23,17 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sltcheck.cli.output import LOG, StatementProgress, add_verbosity, configure
 from sltcheck.numerics.defaults import REPLAY_DPS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sltcheck.harness.runner import Record
     from sltcheck.statements import Instance
 
@@ -42,7 +49,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--profile", choices=list(PROFILES), default="ci")
     parser.add_argument(
-        "--only", nargs="+", metavar="NAME", help="statements to check (default: all)"
+        "--only", nargs="+", metavar="NAME", help="statements to check or replay (default: all)"
     )
     parser.add_argument("--out", default="findings", help="output directory (default: ./findings)")
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
@@ -56,6 +63,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
     parser.add_argument("--power", action=argparse.BooleanOptionalAction, default=None,
                         help="the search-power table (default: on, except at the ci profile, which stays short)")
+    add_verbosity(parser)
 
 
 def _findings_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,30 +73,42 @@ def _findings_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sltcheck.harness.mutants import refute
-    from sltcheck.harness.profiles import profile_settings
+    from sltcheck.harness.profiles import PROFILES, profile_settings
     from sltcheck.harness.runner import RECORDER
+    from sltcheck.harness.search import planned_evaluations
     from sltcheck.harness.serialise import encode_instance
     from sltcheck.statements import STATEMENT_MODULES, load
 
-    if args.replay:
-        return replay(Path(args.replay), args.dps)
+    configure(getattr(args, "verbosity", 0))
     names = args.only or list(STATEMENT_MODULES)
     for name in names:
         load(name)  # validates the name
+    if args.replay:
+        return replay(Path(args.replay), args.dps, tuple(args.only or ()))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = profile_settings(args.profile, seeded=True)
+    examples = PROFILES[args.profile]
     findings: list[dict[str, object]] = []
     mutant_rows: list[dict[str, object]] = []
     RECORDER.clear()
     RECORDER.seed = args.seed
+    bars = getattr(args, "verbosity", 0) >= 0
     for name in names:
         module = load(name)
-        for variant in module.VARIANTS:
-            findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args))
-            _write(out, findings, mutant_rows, args)
-        if not args.no_mutants:
-            for mutant in module.MUTANTS:
+        search = 0 if args.no_search else planned_evaluations(name, args.profile)
+        mutants = () if args.no_mutants else module.MUTANTS
+        progress = StatementProgress(name, [examples + search] * len(module.VARIANTS) + [examples] * len(mutants),
+                                     enabled=bars)
+        RECORDER.on_example = progress.tick
+        try:
+            for variant in module.VARIANTS:
+                progress.task(variant, examples + search)
+                findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args, progress.tick))
+                _write(out, findings, mutant_rows, args)
+                _log_variant(findings[-1])
+            for mutant in mutants:
+                progress.task(f"mutant {mutant.name}", examples)
                 start = time.perf_counter()
                 result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
                 mutant_rows.append(
@@ -105,36 +125,66 @@ def run(args: argparse.Namespace) -> int:
                         "seconds": round(time.perf_counter() - start, 3),
                     }
                 )
-            _write(out, findings, mutant_rows, args)
+                _log_mutant(mutant_rows[-1])
+            if mutants:
+                _write(out, findings, mutant_rows, args)
+        finally:
+            RECORDER.on_example = None
+            progress.close()
     power: list[dict[str, object]] = []
     if args.power or (args.power is None and args.profile != "ci"):
         from sltcheck.harness import power as search_power
 
+        LOG.info("search power: the search against every known supremum ...")
         power = search_power.table(args.profile, args.seed, tuple(names))
         _write(out, findings, mutant_rows, args, power)
-        print(search_power.format_table(power), end="\n\n")
-    print(_table(findings, mutant_rows))
-    print(f"\nwrote {out / 'findings.json'}")
+        LOG.info("%s\n", search_power.format_table(power))
+    LOG.info("%s", _table(findings, mutant_rows))
+    LOG.info("\nwrote %s", out / "findings.json")
     return 0
+
+
+def _replay_command(findings: Path, statement: str) -> str:
+    """The one command that re-decides ``statement``'s recorded instances in ``findings``."""
+    return f"sltcheck check --replay {shlex.quote(str(findings))} --only {shlex.quote(statement)}"
+
+
+def _log_variant(entry: dict[str, object]) -> None:
+    ratio = entry["worst_ratio"]
+    shown = "-" if ratio is None else f"{ratio:.6g}"
+    if entry["violated"]:
+        LOG.warning("%s [%s] VIOLATED: worst measured/bound %s", entry["statement"], entry["variant"], shown)
+    search = entry.get("search") or {}
+    assert isinstance(search, dict)
+    LOG.debug("%s [%s]: %s examples, worst ratio %s, %s search evaluations, %ss", entry["statement"],
+              entry["variant"], entry["examples"], shown, search.get("evaluations", 0), entry["seconds"])
+
+
+def _log_mutant(row: dict[str, object]) -> None:
+    if not row["refuted"]:
+        LOG.warning("mutant %s:%s SURVIVED (%s)", row["statement"], row["mutant"], row["message"])
+    LOG.debug("mutant %s:%s refuted in %ss: %s", row["statement"], row["mutant"], row["seconds"], row["message"])
 
 
 def run_findings(args: argparse.Namespace) -> int:
     from sltcheck.report import findings_text
 
+    configure(getattr(args, "verbosity", 0))
     source = Path(args.source)
     if not source.is_file():
         raise SystemExit(f"--in must name a findings.json written by sltcheck check, got {str(source)!r}")
     text = findings_text.render(json.loads(source.read_text()), source.name)
     if args.readme:
         findings_text.rewrite(Path(args.readme), text)
-        print(f"rewrote the findings section of {args.readme}")
+        LOG.info("rewrote the findings section of %s", args.readme)
     else:
-        print(text, end="")
+        print(text, end="")  # the section itself is the output
     return 0
 
 
 def _check_variant(
-    name: str, variant: str, default: str, settings: object, args: argparse.Namespace
+    name: str, variant: str, default: str, settings: object, args: argparse.Namespace,
+    progress: Callable[[], None] | None = None,
 ) -> dict[str, object]:
     from hypothesis import seed as hypothesis_seed
 
@@ -153,7 +203,7 @@ def _check_variant(
     wall = time.perf_counter() - start
     search: dict[str, object] | None = None
     if not args.no_search:
-        result = search_worst_case(name, variant, profile=args.profile, seed=args.seed)
+        result = search_worst_case(name, variant, profile=args.profile, seed=args.seed, progress=progress)
         search = {
             "ratio": result.ratio,
             "violated": result.verdict.violated,
@@ -256,8 +306,9 @@ def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) 
     return "\n".join(lines)
 
 
-def replay(path: Path, dps: int) -> int:
-    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits."""
+def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
+    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits;
+    ``only``: those of these statements."""
     import mpmath
 
     from sltcheck.assumptions import violations
@@ -273,24 +324,24 @@ def replay(path: Path, dps: int) -> int:
     )
     status = 0
     for entry in entries:
-        if not entry.get("instance"):
+        if not entry.get("instance") or (only and entry.get("statement") not in only):
             continue
         instance = decode_instance(entry["instance"])
         name, variant = entry["statement"], entry["variant"]
         broken = violations(name, instance)
         verdict = evaluate(name, variant, instance, dps=dps)
         state = "VIOLATED" if verdict.violated else ("undecided" if verdict.undecided else "holds")
-        print(
-            f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
+        LOG.info(
+            "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
             f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
             + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
         )
         recorded = entry.get("violated")
         if recorded is not None and bool(recorded) != verdict.violated:
-            print(f"  differs from the recorded verdict (violated={recorded})")
+            LOG.warning("  differs from the recorded verdict (violated=%s)", recorded)
             status = 1
     for mutant in data.get("mutants", []) if isinstance(data, dict) else []:
-        if not mutant.get("counterexample"):
+        if not mutant.get("counterexample") or (only and mutant.get("statement") not in only):
             continue
         module = load(mutant["statement"])
         match = [m for m in module.MUTANTS if m.name == mutant["mutant"]]
@@ -303,8 +354,8 @@ def replay(path: Path, dps: int) -> int:
             dps=dps,
             bound=match[0].bound,
         )
-        print(
-            f"{mutant['statement']} mutant {mutant['mutant']}: "
+        LOG.info(
+            "%s", f"{mutant['statement']} mutant {mutant['mutant']}: "
             f"ratio {verdict.ratio:.17g} at {dps} digits: "
             f"{'refuted' if verdict.violated else 'NOT refuted'}"
         )

@@ -68,6 +68,8 @@ class Record:
 class Recorder:
     records: dict[tuple[str, str], Record] = field(default_factory=dict)
     seed: int | None = None
+    # Called after every recorded example (a progress bar's tick); None: nothing is called.
+    on_example: Callable[[], None] | None = None
 
     def record(self, statement: str, variant: str) -> Record:
         key = (statement, variant)
@@ -137,6 +139,8 @@ def check_property(
     _note(instance)
     if recorder is not None:
         recorder.record(statement, variant).add(verdict, instance, elapsed)
+        if recorder.on_example is not None:
+            recorder.on_example()
     if verdict.violated:
         raise AssertionError(
             f"{statement} ({variant}) violated at {dps} digits: "

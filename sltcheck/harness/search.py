@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,6 +113,8 @@ def local_search(
     def objective(vector: np.ndarray) -> float:
         nonlocal count
         count += 1
+        if progress is not None:
+            progress()
         ratio = float_ratio(statement, variant, module.project(_unflatten(start, free, vector)), bound)
         return -ratio
 
@@ -185,6 +187,18 @@ def budget_for(profile: str | Budget) -> Budget:
     return BUDGETS[profile]
 
 
+def planned_evaluations(statement: str, profile: str | Budget = "ci") -> int:
+    """About how many float64 evaluations one search of ``statement`` makes at ``profile``'s budget
+    (starts, climbs, hops and polish at their caps; finite-difference rounds can overshoot a cap):
+    the total of a progress bar, never a limit."""
+    module = instance_module(statement)
+    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    short = max(50, budget.climb_evaluations // 4)
+    shapes = min(budget.shapes, len(list(module.shapes())))
+    return (shapes * budget.starts + budget.climbs * short + max(1, budget.climbs // 4) * budget.climb_evaluations
+            + max(1, budget.climbs // 3) * short + budget.polish_evaluations)
+
+
 def _scaled(budget: Budget, cost: float) -> Budget:
     """``budget`` for a statement whose one evaluation costs ``cost`` ordinary ones (an
     instance module's ``SEARCH_COST``, e.g. where every evaluation solves subset sums)."""
@@ -216,13 +230,15 @@ def search_worst_case(
     seed: int = 0,
     dps: int = PROPERTY_DPS,
     skip: tuple[str, ...] = (),
+    progress: Callable[[], None] | None = None,
 ) -> WorstCase:
     """The largest measured/bound the search finds for ``statement``/``variant``.
 
     ``bound`` replaces the variant's right-hand side (mutants); ``fixed`` holds fields at
     given values (discrete ones select the shapes, continuous ones such as alpha or
     eps_max are set on every start and not moved); ``skip`` names assumptions not
-    checked on the result (mutants that drop one). Same seed, same result.
+    checked on the result (mutants that drop one); ``progress`` is called after every
+    float64 evaluation (a progress bar's tick). Same seed, same result.
     """
     module = instance_module(statement)
     budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))

@@ -2,40 +2,42 @@
 
 Inputs are run directories (or files) written by ``sltcheck check``
 (``findings.json``), ``sltcheck repro fig4|fig5|fig6`` (``summary.json``) and
-``sltcheck repro fig7|fig8`` (``results.json``). The page carries its plots as
-inline SVG and has no scripts, fonts or links to fetch; every string that
-comes from a run is HTML-escaped. Violations come first.
+``sltcheck repro fig7|fig8`` (``results.json``). The page comes from the Jinja2
+templates in ``templates/`` (autoescaped: every string from a run is HTML-escaped),
+carries its plots as inline SVG and its style inline, and has no scripts, fonts or
+links to fetch. It leads with the violations (each counterexample in decimal with the
+command that replays it; the exact float.hex stays in the JSON), then what the checks
+found, closest calls first and bounds attained exactly (ratio 1) last.
+
+A section is a template ``templates/sections/NAME.html.j2`` named in :data:`SECTIONS`;
+it sees ``report`` (the JSON content) and ``view`` (display values computed here by
+the functions of :data:`VIEWS`, e.g. plots).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
-from html import escape
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from sltcheck import __version__
-from sltcheck.report.plots import Series, histogram, line_plot
+from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.store import versions
 
-STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #eee;padding-bottom:.2em;margin-top:1.8em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #ddd;padding:.25em .55em;
-text-align:left;vertical-align:top}th{background:#f5f5f5}.ok{color:#1a7f37;font-weight:bold}
-.bad{color:#c62828;font-weight:bold}.warn{color:#a86b00;font-weight:bold}
-.card{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1em 0}
-.violation{border:2px solid #c62828;background:#fff5f5}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;
-font-size:.82em;max-height:22em}pre.statement{white-space:pre-wrap;max-height:none;font-size:.85em}.plots{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
-.muted{color:#666;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
-"""
+# The page's sections, in order (each a template in templates/sections/).
+SECTIONS: tuple[str, ...] = (
+    "violations", "glance", "findings", "statements", "power", "slack", "reproductions", "lm",
+)
 
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+# Fields of an array shown in decimal before "… (k more)"; the JSON keeps all of them exactly.
+SHOWN_VALUES = 64
 
 
 def _ratio(value: Any) -> str:
@@ -44,8 +46,14 @@ def _ratio(value: Any) -> str:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return _e(value)
+        return str(value)
     return "—" if math.isnan(number) else f"{number:.4g}"
+
+
+def attained(entry: dict[str, Any]) -> bool:
+    """A held variant whose worst ratio is exactly 1: its bound is an identity on some instance."""
+    ratio = entry.get("worst_ratio")
+    return not entry.get("violated") and isinstance(ratio, int | float) and math.isclose(ratio, 1.0, rel_tol=1e-12)
 
 
 # --- loading ------------------------------------------------------------------------
@@ -89,13 +97,23 @@ def _mutant_entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
 # --- building -------------------------------------------------------------------------
 
 
+def replay_command(findings: str, statement: object) -> str:
+    """The one command that re-decides ``statement``'s recorded instances in the findings file."""
+    return f"sltcheck check --replay {shlex.quote(str(findings))} --only {shlex.quote(str(statement))}"
+
+
 def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report") -> dict[str, Any]:
     """The report's content as one JSON-serialisable dict."""
-    entries = [e for f in inputs["findings"] for e in _entries(f) + _mutant_entries(f)]
+    entries = []
+    for f in inputs["findings"]:
+        for e in _entries(f) + _mutant_entries(f):
+            entries.append({**e, "replay_command": replay_command(f.get("_source", "findings.json"),
+                                                                  e.get("statement"))})
     statements = [e for e in entries if not e.get("mutant")]
     mutants = [e for e in entries if e.get("mutant")]
     violated = [e for e in statements if e.get("violated")]
-    tightest = max(statements, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
+    below_one = [e for e in statements if not e.get("violated") and not attained(e)]
+    tightest = max(below_one, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
     synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]
     return {
         "label": label,
@@ -110,9 +128,11 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
             "statements_checked": len(statements),
             "held": len(statements) - len(violated),
             "violated": [f"{e.get('statement')} [{e.get('variant')}]" for e in violated],
+            # The closest call below 1; variants at exactly 1 (attained bounds) are listed apart.
             "tightest": None if tightest is None else {
                 "statement": tightest.get("statement"), "variant": tightest.get("variant"),
                 "ratio": tightest.get("worst_ratio")},
+            "attained": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements if attained(e)],
             "mutants": len(mutants),
             "mutants_refuted": sum(bool(m.get("refuted", m.get("violated"))) for m in mutants),
             "reproductions": [
@@ -129,65 +149,53 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         # Slack factors (bound / exact supremum): the top-level "slack" list of a findings.json,
         # rows as written by sltcheck.worst_case.slack_table().
         "slack": [row for f in inputs["findings"] for row in f.get("slack", []) if isinstance(row, dict)],
+        # Search power (best found / known supremum): rows of sltcheck.harness.power.table().
+        "power": [row for f in inputs["findings"] for row in f.get("power", []) if isinstance(row, dict)],
         "synthetic": inputs["synthetic"],
         "lm": inputs["lm"],
     }
 
 
-# --- rendering ------------------------------------------------------------------------
+# --- display values -------------------------------------------------------------------
 
 
-def _glance_html(report: dict[str, Any]) -> str:
-    g = report["glance"]  # type: dict[str, Any]
-    violated = g["violated"]
-    tight = g["tightest"]
-    rows = [
-        ("statements and variants checked", str(g["statements_checked"])),
-        ("held", f'<span class="ok">{g["held"]}</span>'),
-        ("violated", f'<span class="bad">{_e(", ".join(violated))}</span>' if violated
-         else '<span class="ok">none</span>'),
-        ("tightest measured / bound", "—" if not tight else
-         f"{_ratio(tight['ratio'])} ({_e(tight['statement'])} [{_e(tight['variant'])}])"),
-        ("mutants refuted", f"{g['mutants_refuted']} of {g['mutants']}"),
-    ]
-    for rep in g["reproductions"]:
-        state = ('<span class="ok">every measured error under its bound</span>' if not rep["violations"]
-                 else f'<span class="bad">{rep["violations"]} above their bound</span>')
-        rows.append((f"reproduction {_e(rep['figure'])}",
-                     f"{_e(rep['checked'])} pruned sources checked; {state}; worst ratio {_ratio(rep['worst_ratio'])}"))
-    for run in g["lm_runs"]:
-        rows.append((f"language model {_e(run['figure'])}", f"{_e(run['runs'])} runs, preset {_e(run['preset'])}"))
-    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    env = report["environment"]
-    env_html = ", ".join(f"{_e(k)} {_e(v)}" for k, v in env.items())
-    settings = "; ".join(", ".join(f"{_e(k)}={_e(v)}" for k, v in s.items()) for s in report["settings"])
-    return (f"<h2>At a glance</h2><table>{body}</table>"
-            f'<p class="muted">Environment: {env_html}.<br>Checks: {settings or "none"}.</p>')
+def _decimal_values(value: Any) -> tuple[str, str]:
+    """(shape, decimal text) of one instance field as findings.json stores it (floats as
+    float.hex): each float as its shortest round-trip decimal, arrays as nested rows."""
+    if isinstance(value, dict) and "float" in value:
+        return "", repr(float.fromhex(value["float"]))
+    if isinstance(value, dict) and "list" in value:
+        parts = [_decimal_values(v) for v in value["list"]]
+        return f"{len(parts)} × ({parts[0][0] if parts else ''})", "\n".join(f"[{i}] {text}"
+                                                                          for i, (_, text) in enumerate(parts))
+    if isinstance(value, dict) and "shape" in value and ("hex" in value or "int" in value):
+        shape = [int(n) for n in value["shape"]]
+        flat = ([repr(float.fromhex(h)) for h in value["hex"]] if "hex" in value
+                else [str(int(v)) for v in value["int"]])
+        more = len(flat) - SHOWN_VALUES
+        flat = flat[:SHOWN_VALUES]
+        text = _nested(flat, shape) if more <= 0 else ", ".join(flat) + f", … ({more} more in the JSON)"
+        return " × ".join(map(str, shape)), text
+    return "", str(value)
 
 
-def _violations_html(report: dict[str, Any]) -> str:
-    cards = []
-    for e in report["statements"]:
-        if e.get("violated") and not e.get("mutant"):
-            verdict = e.get("verdict") or {}
-            certified = e.get("certified_outcome") or (e.get("search") or {}).get("certified")
-            in_intervals = ", certified in interval arithmetic" if certified == "violated" else ""
-            cards.append(
-                f'<div class="card violation"><b class="bad">Violated:</b> {_e(e.get("statement"))} '
-                f'[{_e(e.get("variant"))}] — measured {_e(verdict.get("measured"))} &gt; bound '
-                f'{_e(verdict.get("bound"))}, measured/bound = {_ratio(e.get("worst_ratio"))} at '
-                f'{_e(verdict.get("dps"))} digits{in_intervals}'
-                f', seed {_e(e.get("seed"))}. Replay: <code>sltcheck check --replay findings.json</code>.'
-                f'<br>{_e(e.get("explanation") or _finding_text(str(e.get("statement"))))}'
-                f'<pre>{_e(json.dumps(e.get("instance"), indent=1)[:4000])}</pre></div>')
-    for s in report["synthetic"]:
-        for v in s.get("violations", [])[:20]:
-            cards.append(
-                f'<div class="card violation"><b class="bad">Violated in {_e(s.get("figure"))}:</b> source '
-                f'{_e(v.get("source"))} (seed {_e(v.get("seed"))}), width {_e(v.get("width"))}, T = '
-                f'{_e(v.get("length"))}, B = {_e(v.get("blocks"))}: measured {_e(v.get("measured"))} &gt; bound '
-                f'{_e(v.get("bound"))}.</div>')
-    return "<h2>Violations</h2>" + "".join(cards) if cards else ""
+def _nested(flat: list[str], shape: list[int]) -> str:
+    if len(shape) <= 1:
+        return "[" + ", ".join(flat) + "]"
+    step = len(flat) // shape[0] if shape[0] else 0
+    rows = [_nested(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return "[" + ",\n ".join(rows) + "]"
+
+
+def decimal_fields(instance: Any) -> list[dict[str, str]]:
+    """An instance as rows of (field, shape, decimal value) for the page."""
+    if not isinstance(instance, dict):
+        return [] if instance is None else [{"name": "value", "shape": "", "value": str(instance)}]
+    rows = []
+    for name, value in instance.items():
+        shape, text = _decimal_values(value)
+        rows.append({"name": str(name), "shape": shape, "value": text})
+    return rows
 
 
 def _finding_text(name: str) -> str:
@@ -217,54 +225,111 @@ def _statement_text(name: str) -> dict[str, Any]:
     }
 
 
-def _mutant_outcome(mutant: dict[str, Any]) -> str:
-    refuted = mutant.get("refuted", mutant.get("violated"))
-    return '<span class="ok">refuted</span>' if refuted else '<span class="bad">survived</span>'
+def _shape_text(search: Any) -> str:
+    shape = (search or {}).get("shape") if isinstance(search, dict) else None
+    return ", ".join(f"{k} = {v}" for k, v in shape.items()) if isinstance(shape, dict) else ""
 
 
-def _statements_html(report: dict[str, Any]) -> str:
+def _violations_view(report: dict[str, Any]) -> dict[str, Any]:
+    cards = []
+    for e in report["statements"]:
+        if not e.get("violated") or e.get("mutant"):
+            continue
+        verdict = e.get("verdict") or {}
+        certified = e.get("certified_outcome") or (e.get("search") or {}).get("certified")
+        cards.append({
+            "statement": e.get("statement"), "variant": e.get("variant"), "measured": verdict.get("measured"),
+            "bound": verdict.get("bound"), "ratio": e.get("worst_ratio"), "dps": verdict.get("dps"),
+            "certified_violated": certified == "violated", "seed": e.get("seed"),
+            "shape": _shape_text(e.get("search")),
+            "explanation": e.get("explanation") or _finding_text(str(e.get("statement"))),
+            "replay": e.get("replay_command"), "fields": decimal_fields(e.get("instance")),
+        })
+    synthetic = [{**v, "figure": s.get("figure")} for s in report["synthetic"] for v in s.get("violations", [])[:20]]
+    return {"violations": cards, "synthetic_violations": synthetic}
+
+
+def _rank(entry: dict[str, Any]) -> tuple[int, float]:
+    """Violations first, then held variants closest to their bound, attained (ratio 1) and unmeasured last."""
+    ratio = entry.get("worst_ratio")
+    if entry.get("violated"):
+        return (0, -float(ratio or 0.0))
+    if attained(entry):
+        return (2, 0.0)
+    if not isinstance(ratio, int | float) or math.isnan(ratio):
+        return (3, 0.0)
+    return (1, -float(ratio))
+
+
+def _findings_view(report: dict[str, Any]) -> dict[str, Any]:
+    variants = [{**e, "attained": attained(e)} for e in report["statements"] if not e.get("mutant")]
+    overview = sorted(variants, key=_rank)
+    colours = {0: "#d62728", 1: "#1f77b4", 2: "#9e9e9e", 3: "#9e9e9e"}
+    bars = [Bar(f"{e.get('statement')} {e.get('variant')}", float(e["worst_ratio"]), color=colours[_rank(e)[0]])
+            for e in overview if isinstance(e.get("worst_ratio"), int | float)]
+    shown = {str(e.get("statement")) for e in variants if e.get("violated")}
+    explained = [{"statement": name, "text": text} for name in dict.fromkeys(str(e.get("statement")) for e in variants)
+                 if name not in shown and (text := _finding_text(name))]
+    return {"overview": overview, "explained": explained,
+            "overview_plot": Markup(bar_chart(bars, title="worst measured / bound", xlabel="measured / bound",
+                                              marker=1.0, marker_label="bound"))}
+
+
+def _statements_view(report: dict[str, Any]) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for e in report["statements"]:
         groups.setdefault(str(e.get("statement")), []).append(e)
-    if not groups:
-        return "<h2>Statements</h2><p>No statement checks in this report.</p>"
-    out = ["<h2>Statements</h2>"]
+    statements = []
     for name, items in groups.items():
-        variants = [e for e in items if not e.get("mutant")]
-        mutants = [e for e in items if e.get("mutant")]
+        variants = [{**e, "attained": attained(e), "fields": decimal_fields(e.get("instance")),
+                     "replay": e.get("replay_command")} for e in items if not e.get("mutant")]
+        mutants = [{**m, "refuted": m.get("refuted", m.get("violated")), "fields": decimal_fields(m.get("instance"))}
+                   for m in items if m.get("mutant")]
         head = {**_statement_text(name), **items[0]}
-        out.append(f'<div class="card"><h3>{_e(head.get("title") or name)}</h3>')
-        if head.get("text"):
-            out.append(f'<pre class="statement">{_e(head["text"])}</pre>')
-        if head.get("assumptions"):
-            out.append(f"<p><b>Assumptions:</b> {_e(', '.join(map(str, head['assumptions'])))}</p>")
-        rows = "".join(
-            f"<tr><td>{_e(v.get('variant'))}</td><td>{_e(v.get('examples'))}</td>"
-            f"<td>{_ratio(v.get('worst_ratio'))}</td><td>{_e(v.get('undecided', 0))}</td>"
-            f"<td>{'<span class=bad>violated</span>' if v.get('violated') else '<span class=ok>held</span>'}"
-            f"{' (certified)' if v.get('certified') else ''}</td><td>{_e(v.get('seed'))}</td></tr>"
-            for v in variants)
-        out.append("<table><tr><th>variant</th><th>examples</th><th>worst measured/bound</th>"
-                   f"<th>undecided</th><th>verdict</th><th>seed</th></tr>{rows}</table>")
-        plots = [histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",
-                           xlabel="measured / bound") for v in variants if v.get("ratios")]
-        if plots:
-            out.append(f'<div class="plots">{"".join(plots)}</div>')
-        if mutants:
-            mrows = "".join(
-                f"<tr><td>{_e(m.get('variant'))}</td><td>{_e(m.get('why', ''))}</td>"
-                f"<td>{_mutant_outcome(m)}"
-                f"</td><td><code>{_e(json.dumps(m.get('instance'))[:300])}</code></td></tr>" for m in mutants)
-            out.append("<p><b>Mutants</b> (known-false variants the search must refute):</p><table><tr><th>mutant</th>"
-                       f"<th>why it is false</th><th>outcome</th><th>shrunk counterexample</th></tr>{mrows}</table>")
-        for v in variants:
-            out.append(f"<details><summary>worst instance of [{_e(v.get('variant'))}] (replayable)</summary>"
-                       f"<pre>{_e(json.dumps(v.get('instance'), indent=1)[:6000])}</pre></details>")
-        out.append("</div>")
-    return "".join(out)
+        plots = [Markup(histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",
+                                  xlabel="measured / bound")) for v in variants if v.get("ratios")]
+        statements.append({"title": head.get("title") or name, "text": head.get("text"),
+                           "assumptions": [str(a) for a in head.get("assumptions") or ()],
+                           "variants": variants, "mutants": mutants, "plots": plots})
+    return {"statements": statements}
 
 
-def _synthetic_html(summary: dict[str, Any]) -> str:
+def _fixed_text(given: Any) -> str:
+    if not isinstance(given, dict):
+        return "" if given is None else str(given)
+    shown = lambda v: ", ".join(_ratio(x) for x in v) if isinstance(v, list) else _ratio(v)  # noqa: E731
+    return ", ".join(f"{k} = {shown(v)}" for k, v in given.items())
+
+
+def _power_view(report: dict[str, Any]) -> dict[str, Any]:
+    rows = [{**r, "fixed": _fixed_text(r.get("fixed"))} for r in report.get("power") or []]
+    bars = [Bar(f"{r.get('statement')} {i + 1}", float(r["power"])) for i, r in enumerate(rows)
+            if isinstance(r.get("power"), int | float)]
+    return {"power": rows, "power_plot": Markup(bar_chart(bars, title="search power (best found / known)",
+                                                          xlabel="power", marker=1.0, marker_label="known"))}
+
+
+def _slack_view(report: dict[str, Any]) -> dict[str, Any]:
+    rows, bars = [], []
+    for r in report.get("slack") or []:
+        ends = r.get("slack_range")
+        ranged = isinstance(ends, list) and len(ends) == 2
+        if r.get("kind") == "bracket" and r.get("lower") is not None:
+            supremum = f"{_ratio(r.get('lower'))} … {_ratio(r.get('supremum'))}"
+        else:
+            supremum = _ratio(r.get("supremum"))
+        rows.append({**r, "params": _fixed_text(r.get("params")), "supremum": supremum,
+                     "slack": f"{_ratio(ends[0])} … {_ratio(ends[1])}" if ranged else _ratio(r.get("slack"))})
+        high = ends[1] if ranged else r.get("slack")
+        if isinstance(high, int | float) and high > 0:
+            bars.append(Bar(f"{r.get('statement')} {len(rows)}", float(high),
+                            low=float(ends[0]) if ranged else None, color="#ff7f0e" if ranged else "#1f77b4"))
+    return {"slack": rows, "slack_plot": Markup(bar_chart(bars, title="slack: bound / supremum (row number)",
+                                                          xlabel="slack (log; orange: bracketed range)", logx=True,
+                                                          marker=1.0, marker_label="tight"))}
+
+
+def _synthetic_plot(summary: dict[str, Any]) -> str:
     figure = str(summary.get("figure"))
     points = summary.get("points", [])  # type: list[dict[str, Any]]
     fits = summary.get("fits", {})  # type: dict[str, Any]
@@ -288,45 +353,43 @@ def _synthetic_html(summary: dict[str, Any]) -> str:
             x = sorted({float(p["width"]) for p in points})
             series.append(Series("paper 0.8e^-0.06n", x, [paper["gamma"] * math.exp(-paper["delta"] * v) for v in x],
                                  dashed=True, markers=False, color="#7f7f7f"))
-        plot = line_plot(series, title=f"{figure}: approximation error vs width", xlabel=xlabel,
+        return line_plot(series, title=f"{figure}: approximation error vs width", xlabel=xlabel,
                          ylabel="max_i ||S(x_i) - T(x_i)||", logy=True)
-    else:
-        for width in sorted({p["width"] for p in points}):
-            chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])
-            series.append(Series(f"n = {width}", [float(p["length"]) for p in chosen],
-                                 [float(p["mean"]) for p in chosen], [float(p["std"]) for p in chosen]))
-        plot = line_plot(series, title="fig5: approximation error vs sequence length", xlabel="T",
-                         ylabel="max_i ||S(x_i) - T(x_i)||", logy=True, logx=True)
-    rows = "".join(
-        f"<tr><td>{_e(p['blocks'])}</td><td>{_e(p['length'])}</td><td>{_e(p['width'])}</td><td>{_e(p['sources'])}</td>"
-        f"<td>{float(p['mean']):.4g}</td><td>{float(p['std']):.3g}</td><td>{float(p['mean_bound']):.3g}</td>"
-        f"<td>{_ratio(p['max_ratio'])}</td></tr>" for p in points)
-    fit_rows = "".join(
-        f"<tr><td>{_e(name)}</td>"
-        f"<td>{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]</td>"
-        f"<td>{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]</td></tr>"
-        for name, fit in fits.items() if isinstance(fit, dict) and "gamma" in fit)
-    config = summary.get("config", {})  # type: dict[str, Any]
-    return (f'<div class="card"><h3>{_e(figure)} — mode {_e(config.get("mode"))}, solver {_e(config.get("solver"))}, '
-            f'initialisation {_e(config.get("init"))}, preset {_e(config.get("preset"))}</h3>'
-            f'<p>{_e(summary.get("checked"))} pruned sources, each checked against the a-posteriori bound of its '
-            f'proof: {len(summary.get("violations", []))} violations, worst measured/bound '
-            f'{_ratio(summary.get("worst_ratio"))}. Targets: norm policy {_e(summary.get("norm_policy"))}.</p>'
-            f'<div class="plots">{plot}</div>'
-            f"<table><tr><th>fit</th><th>gamma [95% CI]</th><th>delta [95% CI]</th></tr>{fit_rows}"
-            f"<tr><td>paper</td><td>0.8</td><td>0.06</td></tr><tr><td>workshop</td><td>0.77</td><td>0.055</td></tr></table>"
-            f"<table><tr><th>B</th><th>T</th><th>n</th><th>sources</th><th>mean error</th><th>std</th>"
-            f"<th>mean bound</th><th>max measured/bound</th></tr>{rows}</table>"
-            f'<p class="muted">run: {_e(summary.get("_source"))}</p></div>')
+    for width in sorted({p["width"] for p in points}):
+        chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])
+        series.append(Series(f"n = {width}", [float(p["length"]) for p in chosen],
+                             [float(p["mean"]) for p in chosen], [float(p["std"]) for p in chosen]))
+    return line_plot(series, title="fig5: approximation error vs sequence length", xlabel="T",
+                     ylabel="max_i ||S(x_i) - T(x_i)||", logy=True, logx=True)
 
 
-def _lm_html(result: dict[str, Any]) -> str:
+def _synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
+    shown = []
+    for summary in report["synthetic"]:
+        fits = [{"name": name,
+                 "gamma": f"{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]",
+                 "delta": f"{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]"}
+                for name, fit in summary.get("fits", {}).items() if isinstance(fit, dict) and "gamma" in fit]
+        points = [(p["blocks"], p["length"], p["width"], p["sources"], f"{float(p['mean']):.4g}",
+                   f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", _ratio(p["max_ratio"]))
+                  for p in summary.get("points", [])]
+        shown.append({"figure": summary.get("figure"), "config": summary.get("config", {}),
+                      "checked": summary.get("checked"), "violations": len(summary.get("violations", [])),
+                      "worst_ratio": summary.get("worst_ratio"), "norm_policy": summary.get("norm_policy"),
+                      "plot": Markup(_synthetic_plot(summary)), "fits": fits, "points": points,
+                      "source": summary.get("_source")})
+    return {"synthetic": shown}
+
+
+LM_COLUMNS = ("mode", "scale", "keep_fraction", "n_seeds", "best_val_loss_mean", "best_val_loss_std", "nonzero_params")
+
+
+def _lm_plot(result: dict[str, Any]) -> str:
     """Figure 7 (loss vs nonzero parameters, with and without query/key scaling) or
     Figure 8 (loss vs the query/key scale s), mean ± std over seeds."""
     summary: list[dict[str, Any]] = result.get("summary", [])
     figure = str(result.get("figure"))
-    config = result.get("config", {})
-    theory = config.get("theory_scale")
+    theory = result.get("config", {}).get("theory_scale")
     series: list[Series] = []
     if figure == "fig8":
         chosen = sorted((p for p in summary if p.get("mode") == "edge-popup"), key=lambda p: float(p["scale"]))
@@ -349,69 +412,52 @@ def _lm_html(result: dict[str, Any]) -> str:
                                  [float(p["best_val_loss_mean"]) for p in chosen],
                                  [float(p.get("best_val_loss_std") or 0.0) for p in chosen]))
         xlabel = "nonzero parameters"
-    plot = line_plot(series, title=f"{figure}: best validation loss", xlabel=xlabel, ylabel="validation loss")
-    columns = ("mode", "scale", "keep_fraction", "n_seeds", "best_val_loss_mean", "best_val_loss_std",
-               "nonzero_params")
-    rows = "".join("<tr>" + "".join(f"<td>{_e(p.get(c))}</td>" for c in columns) + "</tr>" for p in summary)
-    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
-    model = config.get("model", {})
-    return (f'<div class="card"><h3>{_e(figure)} — preset {_e(result.get("preset"))}</h3>'
-            f'<p>GPT-2 with {_e(model.get("n_layer"))} layers, width {_e(model.get("n_embd"))}, '
-            f'{_e(model.get("n_head"))} heads; n_K^(1/4) = {_e(theory)}; data: '
-            f'{_e(config.get("data", {}).get("splits"))}.</p>'
-            f'<div class="plots">{plot}</div><table><tr>{head}</tr>{rows}</table>'
-            f'<p class="muted">run: {_e(result.get("_source"))}</p></div>')
+    return line_plot(series, title=f"{figure}: best validation loss", xlabel=xlabel, ylabel="validation loss")
 
 
-def _slack_html(report: dict[str, Any]) -> str:
-    """The "Slack factors" table: each deterministic bound over its exact supremum (or bracket)."""
-    rows = report.get("slack") or []
-    if not rows:
-        return ""
+def _lm_view(report: dict[str, Any]) -> dict[str, Any]:
+    shown = []
+    for result in report["lm"]:
+        config = result.get("config", {})
+        shown.append({"figure": result.get("figure"), "preset": result.get("preset"), "model": config.get("model", {}),
+                      "theory": config.get("theory_scale"), "splits": config.get("data", {}).get("splits"),
+                      "plot": Markup(_lm_plot(result)), "columns": LM_COLUMNS,
+                      "rows": [[p.get(c) for c in LM_COLUMNS] for p in result.get("summary", [])],
+                      "source": result.get("_source")})
+    return {"lm": shown}
 
-    def supremum(r: dict[str, Any]) -> str:
-        if r.get("kind") == "bracket" and r.get("lower") is not None:
-            return f"{_ratio(r.get('lower'))} … {_ratio(r.get('supremum'))}"
-        return _ratio(r.get("supremum"))
 
-    def params(r: dict[str, Any]) -> str:
-        given = r.get("params")
-        if not isinstance(given, dict):
-            return _e(given)
-        shown = lambda v: ", ".join(_ratio(x) for x in v) if isinstance(v, list) else _ratio(v)  # noqa: E731
-        return ", ".join(f"{_e(k)} = {shown(v)}" for k, v in given.items())
+# Display values per section (sections without one see only ``report``).
+VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "violations": _violations_view,
+    "findings": _findings_view,
+    "statements": _statements_view,
+    "power": _power_view,
+    "slack": _slack_view,
+    "reproductions": _synthetic_view,
+    "lm": _lm_view,
+}
 
-    def slack(r: dict[str, Any]) -> str:
-        ends = r.get("slack_range")
-        if isinstance(ends, list) and len(ends) == 2:
-            return f"{_ratio(ends[0])} … {_ratio(ends[1])}"
-        return _ratio(r.get("slack"))
 
-    body = "".join(
-        f"<tr><td>{_e(r.get('statement'))}</td><td>{params(r)}</td><td>{_e(r.get('kind'))}</td>"
-        f"<td>{supremum(r)}</td><td>{_ratio(r.get('bound'))}</td><td>{slack(r)}</td></tr>"
-        for r in rows)
-    return ("<h2>Slack factors</h2><p>The default bound over the supremum of the measured side under the "
-            "statement's assumptions (closed-form: proved and attained; bracket: best instance found … "
-            "proved upper bound, so the slack lies in the range shown). Derivations: "
-            "<code>sltcheck/worst_case/</code>.</p>"
-            "<table><tr><th>statement</th><th>parameters</th><th>kind</th><th>supremum</th><th>bound</th>"
-            f"<th>slack</th></tr>{body}</table>")
+@functools.cache
+def environment() -> Any:
+    """The Jinja2 environment over the templates shipped in the package (autoescaping on)."""
+    from jinja2 import Environment, PackageLoader
+
+    env = Environment(loader=PackageLoader("sltcheck.report", "templates"), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["ratio"] = _ratio
+    return env
 
 
 def render(report: dict[str, Any]) -> str:
-    synthetic = "".join(_synthetic_html(s) for s in report["synthetic"])
-    lm = "".join(_lm_html(r) for r in report["lm"])
-    return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{_e(report['label'])}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{_e(report['label'])}</h1><p class=\"muted\">sltcheck {_e(report['sltcheck'])}, "
-        f"{_e(report['created'])}. Checks of Otsuka et al., \"The Strong Lottery Ticket Hypothesis for "
-        "Multi-Head Attention Mechanisms\" (arXiv 2511.04217, AAAI 2026).</p>"
-        + _violations_html(report) + _glance_html(report) + _statements_html(report) + _slack_html(report)
-        + "<h2>Reproductions</h2>" + (synthetic or "<p>No synthetic reproduction in this report.</p>")
-        + (lm and "<h2>Language models</h2>" + lm) + "</body></html>"
-    )
+    env = environment()
+    view: dict[str, Any] = {}
+    for section in SECTIONS:
+        if section in VIEWS:
+            view.update(VIEWS[section](report))
+    style = Markup(env.loader.get_source(env, "style.css")[0])
+    return env.get_template("report.html.j2").render(report=report, view=view, sections=SECTIONS, style=style)
 
 
 def write(report: dict[str, Any], out: str | None = None, directory: str = "reports") -> Path:

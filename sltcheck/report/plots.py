@@ -174,3 +174,70 @@ def _empty(title: str, width: int, height: int) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" class="plot">'
             f'<rect width="{width}" height="{height}" fill="#f6f6f6"/><text x="{width / 2}" y="{height / 2}" '
             f'text-anchor="middle" font-size="12">{escape(title)}: no data</text></svg>')
+
+
+@dataclass
+class Bar:
+    """One row of :func:`bar_chart`: a bar from ``low`` (the axis start when None) to ``high``."""
+
+    label: str
+    high: float
+    low: float | None = None
+    color: str = PALETTE[0]
+
+
+def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, marker: float | None = None,
+              marker_label: str = "", width: int = 360, row: int = 16) -> str:
+    """Horizontal bars, one per row (ranges drawn from ``low`` to ``high``), a red line at ``marker``."""
+    values = [v for b in bars for v in (b.high, b.low) if v is not None and math.isfinite(v) and (v > 0 or not logx)]
+    if marker is not None:
+        values.append(marker)
+    if not bars or not values:
+        return _empty(title, width, 80)
+    left, right, top, bottom = 130, 16, 28, 40
+    height = top + bottom + row * len(bars)
+    x0 = min(values) if logx else min(0.0, min(values))
+    x1 = max(values)
+    if logx:
+        x0, x1 = 10.0 ** math.floor(math.log10(x0)), 10.0 ** math.ceil(math.log10(x1))
+    if x1 <= x0:
+        x1 = x0 + 1
+
+    def tx(x: float) -> float:
+        if logx:
+            x = max(x, x0)
+            fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
+        else:
+            fraction = (x - x0) / (x1 - x0)
+        return left + fraction * (width - left - right)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="12" font-weight="bold">'
+        f'{escape(title)}</text>',
+    ]
+    for tick in _ticks(x0, x1, logx):
+        if x0 <= tick <= x1:
+            parts.append(f'<line x1="{tx(tick):.1f}" y1="{top}" x2="{tx(tick):.1f}" y2="{height - bottom + 4}" '
+                         f'stroke="#ddd"/><text x="{tx(tick):.1f}" y="{height - bottom + 16}" '
+                         f'text-anchor="middle" font-size="10">{escape(_fmt(tick))}</text>')
+    for index, bar in enumerate(bars):
+        y = top + index * row
+        start = tx(bar.low) if bar.low is not None else tx(x0 if logx else 0.0)
+        end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
+        parts.append(f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">'
+                     f'{escape(bar.label[:28])}</text>'
+                     f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
+                     f'height="{row - 4}" fill="{bar.color}"/>')
+    if marker is not None:
+        mx = tx(marker)
+        parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
+                     f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx - 3:.1f}" y="{top - 6}" '
+                     f'font-size="10" text-anchor="end" fill="#d62728">{escape(marker_label)}</text>')
+    parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
+                 f'stroke="black"/><text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle" '
+                 f'font-size="11">{escape(xlabel)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
