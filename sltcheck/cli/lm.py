@@ -19,6 +19,7 @@ def _float_list(text: str) -> list[str]:
 
 
 def _common(sub: argparse.ArgumentParser, figure: str) -> None:
+    _require_lm(sub)
     sub.add_argument("--preset", default="cpu-tiny",
                      help=f"model size, one of {', '.join(_preset_names())} (default cpu-tiny)")
     sub.add_argument("--out", default=None, help=f"run directory (default runs/{figure}-PRESET)")
@@ -177,7 +178,18 @@ def _fig8_arguments(fig8: argparse.ArgumentParser) -> None:
                       help="fraction of weights kept (default 0.30)")
 
 
+def _require_lm(parser: argparse.ArgumentParser) -> None:
+    """Stop with the extra to install when torch (or the lm package) is absent."""
+    from sltcheck.extras import MissingExtra
+
+    try:
+        import sltcheck.lm  # noqa: F401 - checks torch
+    except MissingExtra as error:
+        parser.error(str(error))
+
+
 def _bench_arguments(bench: argparse.ArgumentParser) -> None:
+    _require_lm(bench)
     bench.add_argument("--preset", default="cpu-tiny")
     bench.add_argument("--out", default=None, help="JSON output file")
     bench.add_argument("--batch-size", type=int, default=None)

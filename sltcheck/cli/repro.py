@@ -65,7 +65,12 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    from sltcheck.repro import synthetic
+    from sltcheck.extras import MissingExtra
+
+    try:
+        from sltcheck.repro import synthetic
+    except MissingExtra as error:
+        parser.error(str(error))
 
     parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
     parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",

@@ -113,8 +113,6 @@ def local_search(
     def objective(vector: np.ndarray) -> float:
         nonlocal count
         count += 1
-        if progress is not None:
-            progress()
         ratio = float_ratio(statement, variant, module.project(_unflatten(start, free, vector)), bound)
         return -ratio
 
@@ -250,6 +248,8 @@ def search_worst_case(
     def ratio_of(instance: Instance) -> float:
         nonlocal count
         count += 1
+        if progress is not None:
+            progress()
         return float_ratio(statement, variant, instance, bound)
 
     def admissible(instance: Instance) -> bool:

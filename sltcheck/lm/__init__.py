@@ -6,5 +6,10 @@ Modules: :mod:`~sltcheck.lm.edgepopup` (score masks), :mod:`~sltcheck.lm.model`
 tokenizer, packing), :mod:`~sltcheck.lm.train` (resumable training),
 :mod:`~sltcheck.lm.sweeps` (Figures 7/8), :mod:`~sltcheck.lm.bench` (step time),
 :mod:`sltcheck.cli.lm` (commands). Requires the ``lm`` extra
-(``transformers``, ``tokenizers``).
+(``torch``, ``transformers``, ``tokenizers``).
 """
+
+from sltcheck.extras import require
+
+require("torch", "lm", "The GPT-2 experiment (sltcheck repro fig7|fig8, sltcheck bench lm-step)")
+

@@ -11,10 +11,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from torch import nn
 
-from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
+from sltcheck.extras import require
+
+require("torch", "repro", "sltcheck.model.torch_model (the reproductions' torch models)")
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights  # noqa: E402
 
 
 @dataclass(frozen=True)

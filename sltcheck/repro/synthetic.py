@@ -22,20 +22,24 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import torch
 
-from sltcheck.executors import Executor, InProcessExecutor
-from sltcheck.model import reference
-from sltcheck.model.torch_model import MultiHeadAttention, Transformer
-from sltcheck.model.weights import MHAWeights, TransformerWeights
-from sltcheck.numerics.validation import check_choice
-from sltcheck.numerics.verdict import decide
-from sltcheck.pruning import construction, sources
-from sltcheck.repro import targets
-from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention
-from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay
-from sltcheck.repro.store import RunDirectory
-from sltcheck.statements import theorem9, theorem11, theorem14
+from sltcheck.extras import require
+
+require("torch", "repro", "The synthetic reproductions (sltcheck repro fig4|fig5|fig6)")
+import torch  # noqa: E402
+
+from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402
+from sltcheck.model import reference  # noqa: E402
+from sltcheck.model.torch_model import MultiHeadAttention, Transformer  # noqa: E402
+from sltcheck.model.weights import MHAWeights, TransformerWeights  # noqa: E402
+from sltcheck.numerics.validation import check_choice  # noqa: E402
+from sltcheck.numerics.verdict import decide  # noqa: E402
+from sltcheck.pruning import construction, sources  # noqa: E402
+from sltcheck.repro import targets  # noqa: E402
+from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention  # noqa: E402
+from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay  # noqa: E402
+from sltcheck.repro.store import RunDirectory  # noqa: E402
+from sltcheck.statements import theorem9, theorem11, theorem14  # noqa: E402
 
 FIGURES = ("fig4", "fig5", "fig6")
 PRESETS = ("quick", "paper")

@@ -18,12 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from sltcheck.model.torch_model import MultiHeadAttention
-from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
-from sltcheck.numerics.validation import check_choice
-from sltcheck.repro.dataset import AngularVelocity, full_attention
+from sltcheck.extras import require
+
+require("torch", "repro", "The synthetic reproductions' targets (sltcheck repro fig4|fig5|fig6)")
+import torch  # noqa: E402
+
+from sltcheck.model.torch_model import MultiHeadAttention  # noqa: E402
+from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights  # noqa: E402
+from sltcheck.numerics.validation import check_choice  # noqa: E402
+from sltcheck.repro.dataset import AngularVelocity, full_attention  # noqa: E402
 
 NORM_POLICIES = ("rescale", "keep")
 
