@@ -35,7 +35,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     ]
     violated = [f for f in findings if f.get("violated")]
     if violated:
-        lines.append("**Violations** (each replays with `sltcheck check --replay findings.json`):")
+        lines.append("**Violations** (each replays with the command after it):")
         lines.append("")
         for f in violated:
             verdict = f.get("verdict") or {}
@@ -46,7 +46,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{verdict.get('bound')} (ratio {f['worst_ratio']:.6g}, decided at {verdict.get('dps')} digits"
                 + (f"; interval arithmetic: {certified}" if certified else "")
                 + (f"; shape {_fixed(search['shape'])}" if search.get("shape") else "")
-                + ")."
+                + f"). Replay: `sltcheck check --replay {source} --only {f['statement']}`."
             )
         lines.append("")
     else:

@@ -25,7 +25,7 @@ import numpy as np
 
 from sltcheck.extras import require
 
-require("torch", "repro", "The synthetic reproductions (sltcheck repro fig4|fig5|fig6)")
+require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproductions)")
 import torch  # noqa: E402
 
 from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402

@@ -21,7 +21,7 @@ import numpy as np
 
 from sltcheck.extras import require
 
-require("torch", "repro", "The synthetic reproductions' targets (sltcheck repro fig4|fig5|fig6)")
+require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproductions' targets)")
 import torch  # noqa: E402
 
 from sltcheck.model.torch_model import MultiHeadAttention  # noqa: E402

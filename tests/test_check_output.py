@@ -1,0 +1,60 @@
+"""What ``sltcheck check`` prints: a progress bar per statement on stderr, results through logging
+(``-q``: warnings only; ``-v``: a line per variant and mutant), ``--replay --only``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sltcheck.cli import main
+from sltcheck.cli.output import StatementProgress
+
+QUICK = ["check", "--only", "lemma8", "--profile", "ci", "--no-search", "--no-mutants"]
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("check")
+    assert main([*QUICK, "--out", str(out), "-q"]) == 0
+    return out / "findings.json"
+
+
+def test_default_prints_a_progress_bar_per_statement_and_the_table(tmp_path, capfd):
+    assert main([*QUICK, "--out", str(tmp_path)]) == 0
+    out, err = capfd.readouterr()
+    assert "lemma8" in err and "ex/s" in err and "100%" in err
+    assert "worst ratio" in out and "wrote" in out
+
+
+def test_quiet_prints_nothing_for_a_run_that_holds(tmp_path, capfd):
+    assert main([*QUICK, "--out", str(tmp_path), "-q"]) == 0
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_verbose_adds_a_line_per_variant(tmp_path, capfd):
+    assert main([*QUICK, "--out", str(tmp_path), "-v"]) == 0
+    out, _ = capfd.readouterr()
+    assert "lemma8 [as-stated]: 50 examples, worst ratio" in out
+
+
+def test_replay_only_replays_the_named_statement(findings, capfd):
+    assert main(["check", "--replay", str(findings), "--only", "lemma8", "--dps", "30"]) == 0
+    out, _ = capfd.readouterr()
+    assert out.startswith("lemma8 as-stated: measured") and "holds" in out
+    assert main(["check", "--replay", str(findings), "--only", "lemma13", "--dps", "30"]) == 0
+    assert capfd.readouterr().out == ""
+
+
+def test_a_tasks_ticks_stop_at_its_share_and_its_end_fills_it():
+    progress = StatementProgress("lemma8", [10, 5], enabled=True)
+    progress.task("as-stated", 10)
+    for _ in range(25):  # a search that overshoots its estimate
+        progress.tick()
+    assert progress._bar.n == 10
+    progress.task("mutant", 5)  # the previous task is filled, this one starts
+    progress.tick()
+    assert progress._bar.n == 11
+    progress.close()
+    assert progress._bar.n == 15

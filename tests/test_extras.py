@@ -1,0 +1,64 @@
+"""torch is an extra: the statement checks run without it, and what needs it names the extra."""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+# Runs the CLI with torch made unimportable (as in an environment without the extra): a finder
+# that refuses it (not sys.modules['torch'] = None, which scipy's array-API helpers trip over).
+WITHOUT_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoTorch())
+from sltcheck.cli import main
+status = main(sys.argv[1:])
+assert "torch" not in sys.modules
+sys.exit(status)
+"""
+
+
+def _cli_without_torch(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", WITHOUT_TORCH, *argv], capture_output=True, text=True, timeout=300)
+
+
+def test_torch_is_no_core_dependency_but_the_repro_and_lm_extras():
+    core = PYPROJECT["project"]["dependencies"]
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert not any(d.startswith("torch") for d in core)
+    assert any(d.startswith("torch") for d in extras["repro"]) and any(d.startswith("torch") for d in extras["lm"])
+    assert "repro" in extras["all"][0] and "lm" in extras["all"][0]
+
+
+def test_check_runs_without_torch(tmp_path):
+    result = _cli_without_torch("check", "--only", "lemma8", "--profile", "ci", "--no-search", "--no-mutants",
+                                "--out", str(tmp_path), "-q")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "findings.json").exists()
+    report = _cli_without_torch("report", "--in", str(tmp_path), "--out", str(tmp_path / "r.html"))
+    assert report.returncode == 0, report.stderr[-2000:]
+
+
+def test_a_reproduction_without_torch_names_its_extra():
+    for figure, extra in (("fig4", "repro"), ("fig8", "lm")):
+        result = _cli_without_torch("repro", figure)
+        assert result.returncode == 2
+        assert f"pip install 'sltcheck[{extra}]'" in result.stderr, result.stderr[-2000:]
+
+
+def test_every_template_ships_as_package_data():
+    patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["sltcheck.report"]
+    templates = ROOT / "sltcheck" / "report" / "templates"
+    for path in templates.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            relative = path.relative_to(templates.parent).as_posix()
+            assert any(fnmatch.fnmatch(relative, p) and relative.count("/") == p.count("/") for p in patterns), relative
