@@ -72,11 +72,10 @@ def _findings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sltcheck.harness.mutants import refute
-    from sltcheck.harness.profiles import PROFILES, profile_settings
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    from sltcheck.harness.profiles import profile_settings
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.harness.search import planned_evaluations
-    from sltcheck.harness.serialise import encode_instance
     from sltcheck.statements import STATEMENT_MODULES, load
 
     configure(getattr(args, "verbosity", 0))
@@ -88,49 +87,13 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = profile_settings(args.profile, seeded=True)
-    examples = PROFILES[args.profile]
     findings: list[dict[str, object]] = []
     mutant_rows: list[dict[str, object]] = []
     RECORDER.clear()
     RECORDER.seed = args.seed
-    bars = getattr(args, "verbosity", 0) >= 0
-    for name in names:
-        module = load(name)
-        search = 0 if args.no_search else planned_evaluations(name, args.profile)
-        mutants = () if args.no_mutants else module.MUTANTS
-        progress = StatementProgress(name, [examples + search] * len(module.VARIANTS) + [examples] * len(mutants),
-                                     enabled=bars)
-        RECORDER.on_example = progress.tick
-        try:
-            for variant in module.VARIANTS:
-                progress.task(variant, examples + search)
-                findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args, progress.tick))
-                _write(out, findings, mutant_rows, args)
-                _log_variant(findings[-1])
-            for mutant in mutants:
-                progress.task(f"mutant {mutant.name}", examples)
-                start = time.perf_counter()
-                result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
-                mutant_rows.append(
-                    {
-                        "statement": name,
-                        "mutant": mutant.name,
-                        "why": mutant.why,
-                        "refuted": result.refuted,
-                        "ratio": result.verdict.ratio if result.verdict else None,
-                        "counterexample": encode_instance(result.instance)
-                        if result.instance
-                        else None,
-                        "message": result.message,
-                        "seconds": round(time.perf_counter() - start, 3),
-                    }
-                )
-                _log_mutant(mutant_rows[-1])
-            if mutants:
-                _write(out, findings, mutant_rows, args)
-        finally:
-            RECORDER.on_example = None
-            progress.close()
+    with logging_redirect_tqdm(loggers=[LOG]):  # log lines go above the bars, not through them
+        for name in names:
+            _check_statement(name, args, settings, findings, mutant_rows)
     power: list[dict[str, object]] = []
     if args.power or (args.power is None and args.profile != "ci"):
         from sltcheck.harness import power as search_power
@@ -142,6 +105,56 @@ def run(args: argparse.Namespace) -> int:
     LOG.info("%s", _table(findings, mutant_rows))
     LOG.info("\nwrote %s", out / "findings.json")
     return 0
+
+
+def _check_statement(
+    name: str, args: argparse.Namespace, settings: object, findings: list[dict[str, object]],
+    mutant_rows: list[dict[str, object]],
+) -> None:
+    """One statement's variants and mutants under one progress bar; findings.json after every step."""
+    from sltcheck.harness.mutants import refute
+    from sltcheck.harness.profiles import PROFILES, profile_settings
+    from sltcheck.harness.runner import RECORDER
+    from sltcheck.harness.search import planned_evaluations
+    from sltcheck.harness.serialise import encode_instance
+    from sltcheck.statements import load
+
+    out = Path(args.out)
+    module = load(name)
+    examples = PROFILES[args.profile]
+    search = 0 if args.no_search else planned_evaluations(name, args.profile)
+    mutants = () if args.no_mutants else module.MUTANTS
+    progress = StatementProgress(name, [examples + search] * len(module.VARIANTS) + [examples] * len(mutants),
+                                 enabled=getattr(args, "verbosity", 0) >= 0)
+    RECORDER.on_example = progress.tick
+    try:
+        for variant in module.VARIANTS:
+            progress.task(variant, examples + search)
+            findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args, progress.tick))
+            _write(out, findings, mutant_rows, args)
+            _log_variant(findings[-1])
+        for mutant in mutants:
+            progress.task(f"mutant {mutant.name}", examples)
+            start = time.perf_counter()
+            result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
+            mutant_rows.append(
+                {
+                    "statement": name,
+                    "mutant": mutant.name,
+                    "why": mutant.why,
+                    "refuted": result.refuted,
+                    "ratio": result.verdict.ratio if result.verdict else None,
+                    "counterexample": encode_instance(result.instance) if result.instance else None,
+                    "message": result.message,
+                    "seconds": round(time.perf_counter() - start, 3),
+                }
+            )
+            _log_mutant(mutant_rows[-1])
+        if mutants:
+            _write(out, findings, mutant_rows, args)
+    finally:
+        RECORDER.on_example = None
+        progress.close()
 
 
 def _replay_command(findings: Path, statement: str) -> str:
