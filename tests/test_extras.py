@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
+import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -62,3 +67,29 @@ def test_every_template_ships_as_package_data():
         if path.is_file() and "__pycache__" not in path.parts:
             relative = path.relative_to(templates.parent).as_posix()
             assert any(fnmatch.fnmatch(relative, p) and relative.count("/") == p.count("/") for p in patterns), relative
+
+
+def test_the_built_wheel_renders_the_report_from_its_own_templates(tmp_path):
+    """What ``pip install .`` (not editable) installs: a wheel built from a copy of the sources,
+    unpacked as an installer would; the page renders from the templates inside it."""
+    if importlib.util.find_spec("setuptools") is None:
+        pytest.skip("setuptools is not installed here, so no wheel can be built offline")
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "sltcheck", source / "sltcheck", ignore=shutil.ignore_patterns("__pycache__"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(tmp_path / "wheel"), str(source)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("sltcheck-*.whl")
+    site = tmp_path / "site-packages"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = ("import sltcheck.report.page as page; "
+            "print(page.__file__); print(page.environment().get_template('report.html.j2').filename); "
+            "print(len(page.render(page.build({'findings': [], 'synthetic': [], 'lm': []}))))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)})
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    module, template, length = shown.stdout.split()
+    assert module.startswith(str(site)) and template.startswith(str(site)) and int(length) > 1000
