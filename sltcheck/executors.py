@@ -76,12 +76,31 @@ class InProcessExecutor(Executor):
 _WORKER_SHARED: Any = None
 
 
-def _install_shared(shared: Any) -> None:
-    """Pool initializer: keep ``shared`` for this process's tasks; one torch thread
-    per process (the processes are the parallelism; oversubscribed intra-op threads
+PARENT_POLL_SECONDS = 0.5
+
+
+def die_with_parent(parent: int, poll: float = PARENT_POLL_SECONDS) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (the driver died, kill -9
+    included: the orphan is re-parented), so no worker outlives its driver."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="sltcheck-parent-watch", daemon=True).start()
+
+
+def _install_shared(shared: Any, parent: int | None = None) -> None:
+    """Pool initializer: keep ``shared`` for this process's tasks; die with the driver; one torch
+    thread per process (the processes are the parallelism; oversubscribed intra-op threads
     only slow a loaded machine down, and results do not depend on them)."""
     global _WORKER_SHARED
     _WORKER_SHARED = shared
+    if parent is not None:
+        die_with_parent(parent)
     try:
         import torch
 
@@ -111,7 +130,7 @@ class ProcessExecutor(Executor):
             return
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)),
                                    mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_install_shared, initargs=(shared,))
+                                   initializer=_install_shared, initargs=(shared, os.getpid()))
         try:
             pending = {pool.submit(_call_with_shared, fn, args): key for key, args in tasks}
             while pending:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sltcheck.errors import SltcheckError
 from sltcheck.repro import synthetic, targets
 from sltcheck.repro.dataset import ALPHA, angular_velocity, full_attention
 from sltcheck.repro.fits import fit_decay
@@ -151,7 +152,7 @@ def test_kill_minus_nine_loses_no_finished_source(tmp_path):
 
 def test_a_run_directory_refuses_another_configuration(tmp_path):
     synthetic.run(tiny(), str(tmp_path), progress=False)
-    with pytest.raises(ValueError, match="different configuration"):
+    with pytest.raises(SltcheckError, match=r"configuration: --sources \(this directory: 2, this command: 3\)"):
         synthetic.run(tiny(sources=3), str(tmp_path), progress=False)
 
 

@@ -11,6 +11,7 @@ only when the command is used, and its handler imports what it needs, so
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -100,13 +101,37 @@ def build_parser() -> argparse.ArgumentParser:
     return cli.parser
 
 
+# Operating-system errors that are the environment's, not a bug: reported as one line.
+_ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                                 errno.EISDIR, errno.ENOTDIR})
+EXIT_USAGE = 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Exit status: 0 done, 1 a finding that needs attention (a violation,
+    an unrefuted mutant, nothing done), 2 a bad option, input or output (one line on stderr,
+    from a :class:`~sltcheck.errors.SltcheckError`), 130 interrupted. Any other exception is
+    a bug and keeps its traceback."""
+    from sltcheck.errors import SltcheckError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except SltcheckError as error:
+        return _one_line(str(error))
+    except OSError as error:
+        if error.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        where = f" {str(error.filename)!r}" if error.filename else ""
+        return _one_line(f"cannot write or read{where}: {error.strerror or error}")
+
+
+def _one_line(message: str) -> int:
+    print(f"sltcheck: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 if __name__ == "__main__":

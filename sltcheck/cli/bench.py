@@ -13,9 +13,8 @@ return at n' >= 40; the table marks sizes where that limit was reached.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-from pathlib import Path
+import sys
 from typing import Any
 
 import numpy as np
@@ -151,12 +150,39 @@ def _solver_list(text: str) -> list[str]:
     return names
 
 
+def planned_runs(sizes: list[int], solvers: list[str]) -> list[tuple[int, str]]:
+    """The (size, solver) pairs within each solver's cap (brute and mitm are exponential)."""
+    caps = {"brute": BRUTE_MAX_CANDIDATES, "mitm": MITM_MAX_CANDIDATES}
+    return [(size, name) for size in sizes for name in solvers if size <= caps.get(name, size)]
+
+
+MAX_PROBLEMS = 100_000
+
+
 def run(args: argparse.Namespace) -> int:
+    from sltcheck.errors import UsageError
+    from sltcheck.jsonfiles import write_json_atomic
+    from sltcheck.rundir import ensure_writable_file
+    from sltcheck.schema import json_safe
+
+    if not 1 <= args.problems <= MAX_PROBLEMS:
+        raise UsageError(f"--problems must be an integer from 1 to {MAX_PROBLEMS}, got {args.problems}")
+    if not args.time_limit > 0:
+        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
+    if not planned_runs(args.sizes, args.solvers):
+        raise UsageError(f"nothing to run: every --sizes value ({', '.join(map(str, args.sizes))}) is over the cap of "
+                         f"each --solvers ({', '.join(args.solvers)}): brute takes n' <= {BRUTE_MAX_CANDIDATES}, "
+                         f"mitm n' <= {MITM_MAX_CANDIDATES}")
+    if args.out is not None:
+        ensure_writable_file(args.out)
     report = benchmark_solvers(args.sizes, args.problems, args.seed, args.solvers, args.time_limit)
     print(format_table(report))
     if args.out is not None:
-        Path(args.out).write_text(json.dumps(report, indent=1))
+        write_json_atomic(args.out, json_safe(report))
         print(f"wrote {args.out}")
+    if not report["results"]:
+        print("nothing was run: every solver asked for was skipped (see the notes above)", file=sys.stderr)
+        return 1
     return 0
 
 

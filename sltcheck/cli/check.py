@@ -22,19 +22,20 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import shlex
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sltcheck.cli.output import LOG, StatementProgress, add_verbosity, configure
 from sltcheck.numerics.defaults import REPLAY_DPS
+from sltcheck.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sltcheck.harness.runner import Record
+    from sltcheck.records import CheckRun, FindingRecord, FindingsFile, MutantRecord, SearchRecord, VerdictRecord
     from sltcheck.statements import Instance
 
 def register(cli: Any) -> None:
@@ -71,90 +72,174 @@ def _findings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--readme", metavar="FILE", help="rewrite the generated section of this README (else print)")
 
 
+def _statement_names(only: list[str] | None) -> list[str]:
+    """``--only``'s names, each once, in the given order; a :class:`UsageError` for an unknown one."""
+    from sltcheck.errors import UsageError
+    from sltcheck.statements import STATEMENT_MODULES
+
+    names = list(dict.fromkeys(only or STATEMENT_MODULES))
+    unknown = [name for name in names if name not in STATEMENT_MODULES]
+    if unknown:
+        raise UsageError(f"--only got unknown statement(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(STATEMENT_MODULES)}")
+    return names
+
+
+def _validate(args: argparse.Namespace) -> None:
+    from sltcheck.errors import UsageError
+
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    if not 15 <= args.dps <= MAX_REPLAY_DPS:
+        raise UsageError(f"--dps must be from 15 to {MAX_REPLAY_DPS} digits, got {args.dps}")
+
+
+MAX_REPLAY_DPS = 10_000
+
+
+def _units(names: list[str], run_config: CheckRun) -> list[str]:
+    """The run's units of work in order: ``statement/variant``, ``statement/mutants``, ``power``."""
+    from sltcheck.statements import load
+
+    units = []
+    for name in names:
+        module = load(name)
+        units += [f"{name}/{variant}" for variant in module.VARIANTS]
+        if not run_config["no_mutants"] and module.MUTANTS:
+            units.append(f"{name}/mutants")
+    if run_config["power"]:
+        units.append("power")
+    return units
+
+
+def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
+    """The findings.json already in ``out`` (to resume), ``None`` if there is none; refuses
+    another run's findings, naming the differing options."""
+    from sltcheck.records import FindingsFile
+    from sltcheck.rundir import refuse_other_configuration
+    from sltcheck.schema import load
+
+    path = out / "findings.json"
+    if not path.exists():
+        return None
+    found = load(path, FindingsFile, "findings")
+    refuse_other_configuration(out, dict(found["run"]), dict(run_config))
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from sltcheck.harness.profiles import profile_settings
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.statements import STATEMENT_MODULES, load
+    from sltcheck.jsonfiles import fingerprint
+    from sltcheck.rundir import DirectoryLock, ensure_writable_directory
 
     configure(getattr(args, "verbosity", 0))
-    names = args.only or list(STATEMENT_MODULES)
-    for name in names:
-        load(name)  # validates the name
+    _validate(args)
+    names = _statement_names(args.only)
     if args.replay:
-        return replay(Path(args.replay), args.dps, tuple(args.only or ()))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    settings = profile_settings(args.profile, seeded=True)
-    findings: list[dict[str, object]] = []
-    mutant_rows: list[dict[str, object]] = []
-    RECORDER.clear()
-    RECORDER.seed = args.seed
-    with logging_redirect_tqdm(loggers=[LOG]):  # log lines go above the bars, not through them
-        for name in names:
-            _check_statement(name, args, settings, findings, mutant_rows)
-    power: list[dict[str, object]] = []
-    if args.power or (args.power is None and args.profile != "ci"):
+        return replay(Path(args.replay), args.dps, tuple(names if args.only else ()))
+    run_config: CheckRun = {
+        "profile": args.profile, "seed": args.seed, "only": names if args.only else [],
+        "no_search": bool(args.no_search), "no_mutants": bool(args.no_mutants),
+        "power": bool(args.power or (args.power is None and args.profile != "ci")),
+    }
+    out = ensure_writable_directory(args.out)
+    with DirectoryLock(out):
+        previous = _resume(out, run_config)
+        units = _units(names, run_config)
+        state: FindingsFile = previous or {
+            "schema_version": SCHEMA_VERSION, "profile": args.profile, "seed": args.seed, "run": run_config,
+            "fingerprint": fingerprint(dict(run_config)), "complete": False, "planned": units, "done": [],
+            "findings": [], "mutants": [], "slack": [], "power": [],
+        }
+        if previous is not None:
+            LOG.info("%s", f"resuming {out / 'findings.json'}: {len(previous['done'])} of {len(units)} units done"
+                     if not previous["complete"] else f"{out / 'findings.json'} is complete; nothing to do")
+        settings = profile_settings(args.profile, seeded=True)
+        RECORDER.clear()
+        RECORDER.seed = args.seed
+        slack_names = tuple(names) if args.only else None
+        with logging_redirect_tqdm(loggers=[LOG]):  # log lines go above the bars, not through them
+            for name in names:
+                _check_statement(name, args, settings, state, units, lambda unit: _finish(out, state, unit,
+                                                                                           slack_names))
+        if "power" in units and "power" not in state["done"]:
+            from sltcheck.harness import power as search_power
+
+            LOG.info("search power: the search against every known supremum ...")
+            state["power"] = search_power.table(args.profile, args.seed, tuple(names))
+            _finish(out, state, "power", slack_names)
+        if not state["complete"]:
+            _finish(out, state, None, slack_names)
+    if state["power"]:
         from sltcheck.harness import power as search_power
 
-        LOG.info("search power: the search against every known supremum ...")
-        power = search_power.table(args.profile, args.seed, tuple(names))
-        _write(out, findings, mutant_rows, args, power)
-        LOG.info("%s\n", search_power.format_table(power))
-    LOG.info("%s", _table(findings, mutant_rows))
+        LOG.info("%s\n", search_power.format_table(state["power"]))
+    LOG.info("%s", _table(state["findings"], state["mutants"]))
     LOG.info("\nwrote %s", out / "findings.json")
     return 0
 
 
 def _check_statement(
-    name: str, args: argparse.Namespace, settings: object, findings: list[dict[str, object]],
-    mutant_rows: list[dict[str, object]],
+    name: str, args: argparse.Namespace, settings: object, state: FindingsFile, units: list[str],
+    finish: Callable[[str], None],
 ) -> None:
-    """One statement's variants and mutants under one progress bar; findings.json after every step."""
-    from sltcheck.harness.mutants import refute
-    from sltcheck.harness.profiles import PROFILES, profile_settings
+    """One statement's unfinished variants and mutants under one progress bar; findings.json after every unit."""
+    from sltcheck.harness.profiles import PROFILES
     from sltcheck.harness.runner import RECORDER
     from sltcheck.harness.search import planned_evaluations
-    from sltcheck.harness.serialise import encode_instance
     from sltcheck.statements import load
 
-    out = Path(args.out)
     module = load(name)
+    variants = [v for v in module.VARIANTS if f"{name}/{v}" not in state["done"]]
+    mutant_unit = f"{name}/mutants"
+    mutants = module.MUTANTS if mutant_unit in units and mutant_unit not in state["done"] else ()
+    if not variants and not mutants:
+        return
     examples = PROFILES[args.profile]
     search = 0 if args.no_search else planned_evaluations(name, args.profile)
-    mutants = () if args.no_mutants else module.MUTANTS
-    progress = StatementProgress(name, [examples + search] * len(module.VARIANTS) + [examples] * len(mutants),
+    progress = StatementProgress(name, [examples + search] * len(variants) + [examples] * len(mutants),
                                  enabled=getattr(args, "verbosity", 0) >= 0)
     RECORDER.on_example = progress.tick
     try:
-        for variant in module.VARIANTS:
+        for variant in variants:
             progress.task(variant, examples + search)
-            findings.append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args, progress.tick))
-            _write(out, findings, mutant_rows, args)
-            _log_variant(findings[-1])
+            state["findings"].append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args,
+                                                    progress.tick))
+            finish(f"{name}/{variant}")
+            _log_variant(state["findings"][-1])
+        rows = []
         for mutant in mutants:
             progress.task(f"mutant {mutant.name}", examples)
-            start = time.perf_counter()
-            result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
-            mutant_rows.append(
-                {
-                    "statement": name,
-                    "mutant": mutant.name,
-                    "why": mutant.why,
-                    "refuted": result.refuted,
-                    "ratio": result.verdict.ratio if result.verdict else None,
-                    "counterexample": encode_instance(result.instance) if result.instance else None,
-                    "message": result.message,
-                    "seconds": round(time.perf_counter() - start, 3),
-                }
-            )
-            _log_mutant(mutant_rows[-1])
+            rows.append(_refute(name, mutant, args))
+            _log_mutant(rows[-1])
         if mutants:
-            _write(out, findings, mutant_rows, args)
+            state["mutants"] += rows
+            finish(mutant_unit)
     finally:
         RECORDER.on_example = None
         progress.close()
+
+
+def _refute(name: str, mutant: Any, args: argparse.Namespace) -> MutantRecord:
+    from sltcheck.harness.mutants import refute
+    from sltcheck.harness.profiles import profile_settings
+    from sltcheck.harness.serialise import encode_instance
+
+    start = time.perf_counter()
+    result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
+    return {
+        "statement": name,
+        "mutant": mutant.name,
+        "why": mutant.why,
+        "refuted": result.refuted,
+        "ratio": result.verdict.ratio if result.verdict else None,
+        "counterexample": encode_instance(result.instance) if result.instance else None,
+        "message": result.message,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
 
 
 def _replay_command(findings: Path, statement: str) -> str:
@@ -162,31 +247,41 @@ def _replay_command(findings: Path, statement: str) -> str:
     return f"sltcheck check --replay {shlex.quote(str(findings))} --only {shlex.quote(statement)}"
 
 
-def _log_variant(entry: dict[str, object]) -> None:
-    ratio = entry["worst_ratio"]
-    shown = "-" if ratio is None else f"{ratio:.6g}"
+def _shown(ratio: object) -> str:
+    """A ratio for the terminal: a number to 6 digits, "-" for none, "inf"/"nan" as stored."""
+    return "-" if ratio is None else f"{ratio:.6g}" if isinstance(ratio, int | float) else str(ratio)
+
+
+def _log_variant(entry: FindingRecord) -> None:
+    shown = _shown(entry["worst_ratio"])
     if entry["violated"]:
         LOG.warning("%s [%s] VIOLATED: worst measured/bound %s", entry["statement"], entry["variant"], shown)
-    search = entry.get("search") or {}
-    assert isinstance(search, dict)
+    search: dict[str, Any] = dict(entry["search"] or {})
     LOG.debug("%s [%s]: %s examples, worst ratio %s, %s search evaluations, %ss", entry["statement"],
               entry["variant"], entry["examples"], shown, search.get("evaluations", 0), entry["seconds"])
 
 
-def _log_mutant(row: dict[str, object]) -> None:
+def _log_mutant(row: MutantRecord) -> None:
     if not row["refuted"]:
         LOG.warning("mutant %s:%s SURVIVED (%s)", row["statement"], row["mutant"], row["message"])
     LOG.debug("mutant %s:%s refuted in %ss: %s", row["statement"], row["mutant"], row["seconds"], row["message"])
 
 
 def run_findings(args: argparse.Namespace) -> int:
+    from sltcheck.records import FindingsFile
     from sltcheck.report import findings_text
+    from sltcheck.schema import load
 
     configure(getattr(args, "verbosity", 0))
     source = Path(args.source)
-    if not source.is_file():
-        raise SystemExit(f"--in must name a findings.json written by sltcheck check, got {str(source)!r}")
-    text = findings_text.render(json.loads(source.read_text()), source.name)
+    data = load(source, FindingsFile, "--in findings")
+    if not data["complete"]:
+        from sltcheck.errors import StoredResultError
+
+        missing = [unit for unit in data["planned"] if unit not in data["done"]]
+        raise StoredResultError(f"--in {str(source)!r} is a partial run ({len(missing)} of {len(data['planned'])} "
+                                f"units missing, from {missing[0]}); rerun its sltcheck check to finish it")
+    text = findings_text.render(dict(data), source.name)
     if args.readme:
         findings_text.rewrite(Path(args.readme), text)
         LOG.info("rewrote the findings section of %s", args.readme)
@@ -198,7 +293,7 @@ def run_findings(args: argparse.Namespace) -> int:
 def _check_variant(
     name: str, variant: str, default: str, settings: object, args: argparse.Namespace,
     progress: Callable[[], None] | None = None,
-) -> dict[str, object]:
+) -> FindingRecord:
     from hypothesis import seed as hypothesis_seed
 
     from sltcheck.harness.runner import RECORDER, property_test
@@ -214,7 +309,7 @@ def _check_variant(
     except AssertionError as error:
         failure = str(error).splitlines()[0]
     wall = time.perf_counter() - start
-    search: dict[str, object] | None = None
+    search: SearchRecord | None = None
     if not args.no_search:
         result = search_worst_case(name, variant, profile=args.profile, seed=args.seed, progress=progress)
         search = {
@@ -233,23 +328,25 @@ def _check_variant(
             record.worst_verdict = result.verdict
         record.violations += int(result.verdict.violated)
     entry = _entry(record, default, wall, failure, search)
-    entry.update(_certify(name, variant, record.worst_instance))
+    _certify(entry, name, variant, record.worst_instance)
     return entry
 
 
-def _certify(name: str, variant: str, instance: Instance | None) -> dict[str, object]:
-    """The worst instance's verdict in interval arithmetic, where sltcheck.certified covers it."""
+def _certify(entry: FindingRecord, name: str, variant: str, instance: Instance | None) -> None:
+    """Add the worst instance's verdict in interval arithmetic, where sltcheck.certified covers it."""
     from sltcheck import certified
 
     if instance is None or variant not in certified.supported().get(name, ()):
-        return {}
+        return
     result = certified.as_dict(certified.evaluate(name, instance, variant))
-    return {"certified": result["certified"], "certified_outcome": result["outcome"], "interval": result}
+    entry["certified"] = bool(result["certified"])
+    entry["certified_outcome"] = str(result["outcome"])
+    entry["interval"] = result
 
 
 def _entry(
-    record: Record, default: str, wall: float, failure: str, search: dict[str, object] | None
-) -> dict[str, object]:
+    record: Record, default: str, wall: float, failure: str, search: SearchRecord | None
+) -> FindingRecord:
     from sltcheck.harness.serialise import encode_instance
 
     verdict = record.worst_verdict
@@ -262,7 +359,7 @@ def _entry(
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,
-        "verdict": verdict.as_dict() if verdict else None,
+        "verdict": cast("VerdictRecord", verdict.as_dict()) if verdict else None,
         "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
         "seed": record.seed,
         "examples_per_second": round(record.examples / wall, 2) if wall > 0 else None,
@@ -282,20 +379,20 @@ def _slack_rows(names: tuple[str, ...] | None) -> list[dict[str, object]]:
     return slack_table(statements=names)
 
 
-def _write(
-    out: Path,
-    findings: list[dict[str, object]],
-    mutants: list[dict[str, object]],
-    args: argparse.Namespace,
-    power: list[dict[str, object]] | None = None,
-) -> None:
-    data = {"profile": args.profile, "seed": args.seed, "findings": findings, "mutants": mutants,
-            "slack": _slack_rows(tuple(args.only) if args.only else None),
-            "power": power or []}
-    (out / "findings.json").write_text(json.dumps(data, indent=1))
+def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple[str, ...] | None) -> None:
+    """Mark ``unit`` done and write findings.json atomically (strict JSON, schema-versioned)."""
+    from sltcheck.jsonfiles import write_json_atomic
+    from sltcheck.schema import json_safe
+
+    if unit is not None:
+        state["done"].append(unit)
+    state["complete"] = all(planned in state["done"] for planned in state["planned"])
+    if not state["slack"]:
+        state["slack"] = _slack_rows(slack_names)
+    write_json_atomic(out / "findings.json", json_safe(state))
 
 
-def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) -> str:
+def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
     lines = [
         f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
         f"{'undecided':>9} {'ex/s':>8}"
@@ -305,7 +402,7 @@ def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) 
         lines.append(
             f"{f['statement']:<11} {str(f['variant']) + (' *' if f['default'] else ''):<22} "
             f"{f['examples']:>8} "
-            f"{(f'{ratio:.6g}' if ratio is not None else '-'):>14} "
+            f"{_shown(ratio):>14} "
             f"{('YES' if f['violated'] else 'no'):>8} "
             f"{f['undecided']:>9} {f['examples_per_second'] or '-':>8}"
         )
@@ -320,56 +417,81 @@ def _table(findings: list[dict[str, object]], mutants: list[dict[str, object]]) 
 
 
 def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
-    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits;
-    ``only``: those of these statements."""
+    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits.
+
+    ``only``: those of these statements. Exit status 1 when an instance is violated at ``dps``
+    digits, differs from its recorded verdict, a mutant's counterexample does not refute it, or
+    there is nothing to replay."""
     import mpmath
 
     from sltcheck.assumptions import violations
+    from sltcheck.errors import StoredResultError
     from sltcheck.harness.runner import evaluate
     from sltcheck.harness.serialise import decode_instance
-    from sltcheck.statements import load
+    from sltcheck.records import FindingsFile
+    from sltcheck.schema import load as load_file
+    from sltcheck.statements import STATEMENT_MODULES, load
 
-    data = json.loads(path.read_text())
-    entries = (
-        data["findings"]
-        if isinstance(data, dict) and "findings" in data
-        else (data if isinstance(data, list) else [data])
-    )
-    status = 0
-    for entry in entries:
-        if not entry.get("instance") or (only and entry.get("statement") not in only):
+    data = load_file(path, FindingsFile, "--replay findings")
+    problems: list[str] = []
+    replayed = 0
+    for index, entry in enumerate(data["findings"]):
+        if not entry["instance"] or (only and entry["statement"] not in only):
             continue
-        instance = decode_instance(entry["instance"])
         name, variant = entry["statement"], entry["variant"]
+        if name not in STATEMENT_MODULES or variant not in load(name).VARIANTS:
+            raise StoredResultError(f"--replay {str(path)!r}: findings[{index}] names {name} [{variant}], "
+                                    "which this sltcheck does not have")
+        instance = _decode(decode_instance, entry["instance"], path, f"findings[{index}].instance")
         broken = violations(name, instance)
         verdict = evaluate(name, variant, instance, dps=dps)
+        replayed += 1
         state = "VIOLATED" if verdict.violated else ("undecided" if verdict.undecided else "holds")
         LOG.info(
             "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
             f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
             + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
         )
-        recorded = entry.get("violated")
-        if recorded is not None and bool(recorded) != verdict.violated:
-            LOG.warning("  differs from the recorded verdict (violated=%s)", recorded)
-            status = 1
-    for mutant in data.get("mutants", []) if isinstance(data, dict) else []:
-        if not mutant.get("counterexample") or (only and mutant.get("statement") not in only):
+        if verdict.violated:
+            problems.append(f"{name} [{variant}] is violated")
+        if entry["violated"] != verdict.violated:
+            LOG.warning("  differs from the recorded verdict (violated=%s)", entry["violated"])
+            problems.append(f"{name} [{variant}] differs from its recorded verdict")
+    for index, mutant in enumerate(data["mutants"]):
+        if not mutant["counterexample"] or (only and mutant["statement"] not in only):
             continue
-        module = load(mutant["statement"])
-        match = [m for m in module.MUTANTS if m.name == mutant["mutant"]]
+        module = load(mutant["statement"]) if mutant["statement"] in STATEMENT_MODULES else None
+        match = [m for m in module.MUTANTS if m.name == mutant["mutant"]] if module else []
         if not match:
-            continue
-        verdict = evaluate(
-            mutant["statement"],
-            mutant["mutant"],
-            decode_instance(mutant["counterexample"]),
-            dps=dps,
-            bound=match[0].bound,
-        )
+            raise StoredResultError(f"--replay {str(path)!r}: mutants[{index}] names {mutant['statement']} "
+                                    f"mutant {mutant['mutant']!r}, which this sltcheck does not have")
+        instance = _decode(decode_instance, mutant["counterexample"], path, f"mutants[{index}].counterexample")
+        verdict = evaluate(mutant["statement"], mutant["mutant"], instance, dps=dps, bound=match[0].bound)
+        replayed += 1
         LOG.info(
             "%s", f"{mutant['statement']} mutant {mutant['mutant']}: "
             f"ratio {verdict.ratio:.17g} at {dps} digits: "
             f"{'refuted' if verdict.violated else 'NOT refuted'}"
         )
-    return status
+        if not verdict.violated:
+            problems.append(f"mutant {mutant['statement']}:{mutant['mutant']} is not refuted by its counterexample")
+    if not replayed:
+        LOG.warning("nothing to replay: %s records no instance%s", path,
+                    f" of {', '.join(only)}" if only else "")
+        return 1
+    if not data["complete"]:
+        LOG.warning("note: %s is a partial run; only its finished units were replayed", path)
+    if problems:
+        LOG.warning("\n%s of %s replays need attention: %s", len(problems), replayed, "; ".join(problems))
+        return 1
+    LOG.info("\nall %s recorded instances replay as recorded at %s digits", replayed, dps)
+    return 0
+
+
+def _decode(decode: Any, encoded: Any, path: Path, where: str) -> Instance:
+    from sltcheck.errors import StoredResultError
+
+    try:
+        return cast("Instance", decode(encoded))
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise StoredResultError(f"--replay {str(path)!r}: {where} is not an encoded instance ({error})") from None

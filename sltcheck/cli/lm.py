@@ -26,8 +26,8 @@ def _common(sub: argparse.ArgumentParser, figure: str) -> None:
     sub.add_argument("--seeds", type=int, default=None,
                      help="number of seeds 0..N-1 (default 2 for cpu-tiny, 3 otherwise)")
     sub.add_argument("--data", default=None,
-                     help="WikiText folder (default $SLTCHECK_WIKITEXT_DIR or "
-                     "../shared/data/wikitext-2 next to the repository)")
+                     help="WikiText folder (default $SLTCHECK_WIKITEXT_DIR, else shared/data/wikitext-2 "
+                     "in or above the working directory)")
     sub.add_argument("--train-split", default="auto", help="train split (default auto)")
     sub.add_argument("--val-split", default="auto", help="validation split (default auto)")
     sub.add_argument("--tokenizer", default=None,
@@ -58,7 +58,7 @@ def _common(sub: argparse.ArgumentParser, figure: str) -> None:
 
 
 def _sweep(args: argparse.Namespace, figure: str) -> int:
-    from sltcheck.lm.data import default_data_dir
+    from sltcheck.lm.data import find_data_dir
     from sltcheck.lm.sweeps import (
         PRESET_SEEDS,
         SweepConfig,
@@ -79,7 +79,7 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
     model = default_model(preset, **model_overrides)
     vocab_size = args.vocab_size or model.vocab_size
     data = load_data_for(
-        model, args.data or default_data_dir(), tokenizer=args.tokenizer,
+        model, find_data_dir(args.data), tokenizer=args.tokenizer,
         vocab_size=vocab_size, cache_dir=args.cache_dir or out / "cache",
         train_split=args.train_split, val_split=args.val_split,
     )

@@ -39,17 +39,28 @@ def _run_quick(run_root: Path, with_lm: bool) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from sltcheck.errors import UsageError
     from sltcheck.report import page as report
+    from sltcheck.rundir import ensure_writable_directory, ensure_writable_file
 
+    if args.out is not None:
+        if Path(args.out).suffix != ".html":
+            raise UsageError(f"--out must name an .html file, got {args.out!r}")
+        ensure_writable_file(args.out)
+    else:
+        ensure_writable_directory("reports", "the reports directory")
     inputs = list(args.inputs or [])
     if not inputs:
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         inputs = _run_quick(Path(args.runs) / stamp, args.lm)
-    content = report.build(report.load_inputs(inputs), label=args.label)
+    loaded = report.load_inputs(inputs)
+    content = report.build(loaded, label=args.label)
     path = report.write(content, args.out)
     glance = content["glance"]
     print(f"\n{glance['held']} of {glance['statements_checked']} statement variants held; "
           f"{glance['synthetic_violations']} reproduction violations.")
+    for note in loaded.get("notes", []):
+        print(f"PARTIAL: {note}")
     print(f"report: {path.resolve()}")
     print(f"json:   {path.with_suffix('.json').resolve()}")
     return 0

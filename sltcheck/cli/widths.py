@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
+
+MAX_CLI_BLOCKS = 200
 
 
 def _json_default(value: Any) -> Any:
@@ -17,6 +18,9 @@ def handle_widths(args: argparse.Namespace) -> int:
     from sltcheck.pruning import calibration, widths
 
     try:
+        if args.blocks is not None and not 2 <= args.blocks <= MAX_CLI_BLOCKS:
+            raise ValueError(f"--blocks must be an integer from 2 to {MAX_CLI_BLOCKS} (the sensitivities double it; "
+                             f"the per-block table grows as B^2), got {args.blocks}")
         if args.C is not None and args.calibrated is not None:
             raise ValueError("give at most one of --C and --calibrated")
         if args.calibrated is not None:
@@ -50,18 +54,21 @@ def handle_widths(args: argparse.Namespace) -> int:
 
 
 def handle_calibrate(args: argparse.Namespace) -> int:
+    from sltcheck.jsonfiles import write_json_atomic
     from sltcheck.pruning import calibration
+    from sltcheck.rundir import ensure_writable_file
+    from sltcheck.schema import json_safe
 
+    if args.out:
+        ensure_writable_file(args.out)
     try:
         result = calibration.calibrate(trials=args.trials, seed=args.seed, n_max=args.n_max,
                                        decay_trials=args.decay_trials)
     except ValueError as error:
         print(f"sltcheck calibrate: error: {error}", file=sys.stderr)
         return 2
-    text = json.dumps(result, indent=2)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        write_json_atomic(args.out, json_safe(result), indent=2)
     for row in result["configs"]:
         interval = ", ".join("none" if c is None else f"{c:.3f}" for c in row["C_interval"])
         print(f"d1={row['d1']} d2={row['d2']} eps={row['eps']}: n'={row['n_prime']} C={row['C']} "

@@ -55,12 +55,46 @@ _HF_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
 END_OF_TEXT = "<|endoftext|>"
 
 
+DATA_ENV = "SLTCHECK_WIKITEXT_DIR"
+# Looked for relative to the working directory (a checkout's root, as in CI), never to where
+# sltcheck is installed: from site-packages that would be the virtualenv's lib/.
+DATA_CANDIDATES = (Path("shared") / "data" / "wikitext-2", Path("..") / "shared" / "data" / "wikitext-2")
+HOW_TO_GET_DATA = (
+    "give --data DIR or set SLTCHECK_WIKITEXT_DIR to a folder with WikiText-2 (wiki.train.tokens / "
+    "train.txt, valid.txt, test.txt; e.g. pytorch/examples' word_language_model/data/wikitext-2, or "
+    "datasets.load_dataset('wikitext', 'wikitext-2-raw-v1').save_to_disk(DIR))"
+)
+
+
 def default_data_dir() -> Path:
-    """``$SLTCHECK_WIKITEXT_DIR``, else ``../shared/data/wikitext-2`` next to the repository."""
-    env = os.environ.get("SLTCHECK_WIKITEXT_DIR")
+    """``$SLTCHECK_WIKITEXT_DIR``, else the first of :data:`DATA_CANDIDATES` (relative to the
+    working directory) that exists, else the last of them (which then does not exist)."""
+    env = os.environ.get(DATA_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wikitext-2"
+    return next((path for path in DATA_CANDIDATES if path.is_dir()), DATA_CANDIDATES[-1])
+
+
+def find_data_dir(explicit: str | Path | None = None) -> Path:
+    """The WikiText folder: ``explicit`` (``--data``), else ``$SLTCHECK_WIKITEXT_DIR``, else a
+    ``shared/data/wikitext-2`` beside or above the working directory; a
+    :class:`~sltcheck.errors.UsageError` saying how to get the data when there is none."""
+    from sltcheck.errors import UsageError
+
+    if explicit is not None:
+        if not Path(explicit).is_dir():
+            raise UsageError(f"data_dir must be an existing directory, got --data {str(explicit)!r}; {HOW_TO_GET_DATA}")
+        return Path(explicit)
+    env = os.environ.get(DATA_ENV)
+    if env:
+        if not Path(env).is_dir():
+            raise UsageError(f"data_dir must be an existing directory, got {DATA_ENV}={env!r}; {HOW_TO_GET_DATA}")
+        return Path(env)
+    found = default_data_dir()
+    if not found.is_dir():
+        raise UsageError(f"no WikiText data found (no --data, no {DATA_ENV}, no shared/data/wikitext-2 here or "
+                         f"in the parent directory); {HOW_TO_GET_DATA}")
+    return found
 
 
 def _is_hf_dataset_dir(path: Path) -> bool:

@@ -233,8 +233,17 @@ def run_sweep(
             )
             specs.append((point.run_id(seed), check_spec(spec)))
 
+    from sltcheck.rundir import DirectoryLock
+
+    with DirectoryLock(out):  # one writer per run directory
+        return _run_specs(sweep, specs, data, out, config, device=device, progress=progress, log=log)
+
+
+def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config: dict, *, device: str,
+               progress: bool, log) -> dict:
     from tqdm.auto import tqdm
 
+    runs_dir = out / "runs"
     runs: list[dict] = []
     bar = tqdm(specs, desc=f"{sweep.figure} {sweep.preset}", disable=not progress)
     for run_id, spec in bar:

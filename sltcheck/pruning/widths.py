@@ -35,12 +35,14 @@ from typing import Any
 import mpmath
 
 DPS = 40
+MAX_BLOCKS = 1000  # Theorem 14's per-block table costs O(B^2) mpmath terms (B = 400: ~5 s)
+MAX_SIZE = 10**12  # H, d1, d2, L: the formulas are closed forms, but beyond this nothing is meaningful
 
 
 def _check(eps: float, H: int, d1: int, d2: int, alpha: float | None, L: int, B: int | None, C: float) -> float:
-    def integer(name: str, value: object, least: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    def integer(name: str, value: object, least: int, most: int = MAX_SIZE) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise ValueError(f"{name} must be an integer from {least} to {most}, got {value!r}")
 
     if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not 0 < eps < 1:
         raise ValueError(f"eps must be a number in the open interval (0, 1), got {eps!r}")
@@ -49,7 +51,7 @@ def _check(eps: float, H: int, d1: int, d2: int, alpha: float | None, L: int, B:
     integer("d2", d2, 1)
     integer("L", L, 1)
     if B is not None:
-        integer("B", B, 2)
+        integer("B", B, 2, MAX_BLOCKS)
     if not isinstance(C, (int, float)) or isinstance(C, bool) or not (C > 0 and math.isfinite(C)):
         raise ValueError(f"C must be a finite number > 0, got {C!r}")
     least = max(math.sqrt(d1), math.sqrt(d2))

@@ -28,8 +28,11 @@ from typing import Any
 from markupsafe import Markup
 
 from sltcheck import __version__
+from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.report.inputs import settings as run_settings
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.store import versions
+from sltcheck.schema import SCHEMA_VERSION, json_safe
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
@@ -59,23 +62,11 @@ def attained(entry: dict[str, Any]) -> bool:
 # --- loading ------------------------------------------------------------------------
 
 
-def load_inputs(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Sort every given run directory or file into findings, synthetic and lm results."""
-    found: dict[str, list[dict[str, Any]]] = {"findings": [], "synthetic": [], "lm": []}
-    for raw in paths:
-        path = Path(raw)
-        candidates = [path] if path.is_file() else sorted(path.rglob("*.json")) if path.is_dir() else []
-        if not candidates:
-            raise ValueError(f"--in {raw!r} is neither a run directory nor a results file")
-        for file in candidates:
-            name = file.name
-            if name not in ("findings.json", "summary.json", "results.json"):
-                continue
-            payload = json.loads(file.read_text())
-            payload["_source"] = str(file)
-            kind = {"findings.json": "findings", "summary.json": "synthetic", "results.json": "lm"}[name]
-            found[kind].append(payload)
-    return found
+def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
+    """Read and validate the inputs (:func:`sltcheck.report.inputs.load_inputs`)."""
+    from sltcheck.report.inputs import load_inputs as read
+
+    return read(paths)
 
 
 def _entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,10 +111,9 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         "created": _dt.datetime.now().isoformat(timespec="seconds"),
         "sltcheck": __version__,
         "environment": versions(),
-        "settings": [
-            {k: f.get(k) for k in ("profile", "dps", "seed", "examples_per_property", "_source") if k in f}
-            for f in inputs["findings"]
-        ],
+        "schema_version": SCHEMA_VERSION,
+        "settings": [run_settings(f) for f in inputs["findings"]],
+        "notes": list(inputs.get("notes", [])),  # partial or unfinished runs
         "glance": {
             "statements_checked": len(statements),
             "held": len(statements) - len(violated),
@@ -474,6 +464,7 @@ def write(report: dict[str, Any], out: str | None = None, directory: str = "repo
     while target.exists() or target.with_suffix(".json").exists():
         counter += 1
         target = Path(f"{stem}-{counter}.html")
-    target.with_suffix(".json").write_text(json.dumps(report, indent=1, sort_keys=True, default=str))
+    write_json_atomic(target.with_suffix(".json"), json_safe(json.loads(json.dumps(report, default=str))),
+                      sort_keys=True)
     target.write_text(render(report))
     return target

@@ -1,11 +1,15 @@
-"""A run directory that loses nothing.
+"""A run directory that loses nothing and never mixes two experiments.
 
-``RUN_DIR/config.json`` holds the full configuration, seeds and versions;
-``RUN_DIR/results.sqlite`` holds one row per finished unit of work, written
-and committed the moment it finishes (SQLite's journal makes that safe
-against kill -9). Rerunning the same command skips every finished key, so a
-run resumes without recomputing or duplicating anything. A run directory
-refuses a different configuration instead of mixing two experiments.
+``RUN_DIR/config.json`` holds the full configuration, its fingerprint, seeds and
+versions, created atomically by the first run (:func:`sltcheck.rundir.bind_configuration`);
+``RUN_DIR/results.sqlite`` holds one row per finished unit of work, each tagged with
+that fingerprint, written and committed the moment it finishes (SQLite's journal
+makes that safe against kill -9). Rerunning the same command skips every finished
+key, so a run resumes without recomputing or duplicating anything. A run directory
+refuses a different configuration (naming the differing options), rows of another
+fingerprint (config.json deleted and the command rerun with other options), a second
+writer at the same time (``RUN_DIR/.lock``) and a corrupted store, each with one
+clear :class:`~sltcheck.errors.SltcheckError`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sltcheck.errors import StoredResultError
+from sltcheck.jsonfiles import fingerprint as fingerprint_of
+from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.rundir import DirectoryLock, bind_configuration, ensure_writable_directory
+from sltcheck.schema import json_safe
+
 VERSIONED_PACKAGES = ("numpy", "scipy", "mpmath", "torch", "gurobipy", "highspy", "cvxpy", "sltcheck")
+STORE = "results.sqlite"
 
 
 def versions() -> dict[str, str]:
@@ -38,55 +49,91 @@ def versions() -> dict[str, str]:
 
 
 class RunDirectory:
-    """``config`` identifies the experiment; opening an existing directory with a
-    different one raises ``ValueError``."""
+    """``config`` identifies the experiment; opening a directory that holds another one
+    raises :class:`~sltcheck.errors.StoredResultError` (a ``SltcheckError``) naming the
+    differing options. Holds the directory's lock until closed."""
 
     def __init__(self, path: str | Path, config: dict[str, object]) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        config_file = self.path / "config.json"
-        if config_file.exists():
-            recorded = json.loads(config_file.read_text())
-            if recorded["config"] != json.loads(json.dumps(config)):
-                raise ValueError(
-                    f"out {str(self.path)!r} holds a run with a different configuration; "
-                    "use a new directory (or the same options) to resume"
-                )
-        else:
-            payload = {"config": config, "versions": versions()}
-            temporary = config_file.with_suffix(".tmp")
-            temporary.write_text(json.dumps(payload, indent=2, sort_keys=True))
-            temporary.replace(config_file)
+        self.path = ensure_writable_directory(path)
+        self._lock = DirectoryLock(self.path)
+        self._db: sqlite3.Connection | None = None
+        try:
+            self.fingerprint = fingerprint_of(json.loads(json.dumps(config)))
+            if (self.path / "config.json").exists():  # a differing option is named before the store is read
+                bind_configuration(self.path, config, versions())
+                self._db = self._open_store()
+            else:  # rows of another configuration refuse the run before a config.json is written
+                self._db = self._open_store()
+                bind_configuration(self.path, config, versions())
+        except BaseException:
+            self.close()
+            raise
         self.config = config
-        self._db = sqlite3.connect(self.path / "results.sqlite")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, record TEXT NOT NULL)"
-        )
-        self._db.commit()
+
+    def _open_store(self) -> sqlite3.Connection:
+        store = self.path / STORE
+        where = f"results store {str(store)!r}"
+        try:
+            db = sqlite3.connect(store)
+            db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
+                       "record TEXT NOT NULL)")
+            db.commit()
+            columns = [row[1] for row in db.execute("PRAGMA table_info(results)")]
+            if "fingerprint" not in columns:
+                raise StoredResultError(f"{where} was written by an older sltcheck whose rows carry no "
+                                        "configuration fingerprint; give another --out (or move this one away)")
+            others = [row[0] for row in db.execute("SELECT DISTINCT fingerprint FROM results")
+                      if row[0] != self.fingerprint]
+        except sqlite3.DatabaseError as error:
+            raise StoredResultError(f"{where} is corrupted ({error}); move it away to start this run "
+                                    "over, or give another --out") from None
+        if others:
+            db.close()
+            raise StoredResultError(
+                f"{where} holds results of another configuration (fingerprint {', '.join(others)}; this command's "
+                f"is {self.fingerprint}), so config.json was removed or replaced; rerun with that run's options "
+                "(restore its config.json) or give another --out")
+        return db
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoredResultError(f"run directory {str(self.path)!r} is closed")
+        return self._db
 
     def done(self) -> set[str]:
-        return {row[0] for row in self._db.execute("SELECT key FROM results")}
+        return {row[0] for row in self.db.execute("SELECT key FROM results WHERE fingerprint = ?",
+                                                  (self.fingerprint,))}
 
     def add(self, key: str, record: dict[str, object]) -> None:
         """Store one finished result at once; a key already stored is left untouched."""
-        self._db.execute(
-            "INSERT OR IGNORE INTO results (key, record) VALUES (?, ?)",
-            (key, json.dumps(record, sort_keys=True)),
+        self.db.execute(
+            "INSERT OR IGNORE INTO results (key, fingerprint, record) VALUES (?, ?, ?)",
+            (key, self.fingerprint, json.dumps(json_safe(record), sort_keys=True, allow_nan=False)),
         )
-        self._db.commit()
+        self.db.commit()
 
     def records(self) -> list[dict[str, Any]]:
-        return [json.loads(row[0]) for row in self._db.execute("SELECT record FROM results ORDER BY key")]
+        rows = self.db.execute("SELECT key, record FROM results WHERE fingerprint = ? ORDER BY key",
+                               (self.fingerprint,))
+        found = []
+        for key, record in rows:
+            try:
+                found.append(json.loads(record))
+            except json.JSONDecodeError:
+                raise StoredResultError(f"results store {str(self.path / STORE)!r}: the row {key!r} is not "
+                                        "valid JSON (edited by hand?); move the store away to start over") from None
+        return found
 
     def write_json(self, name: str, payload: object) -> Path:
-        target = self.path / name
-        temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str))
-        temporary.replace(target)
-        return target
+        """Write ``RUN_DIR/name`` atomically as strict JSON."""
+        return write_json_atomic(self.path / name, json_safe(payload), indent=2, sort_keys=True)
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._lock.release()
 
     def __enter__(self) -> RunDirectory:
         return self

@@ -39,6 +39,7 @@ from sltcheck.repro import targets  # noqa: E402
 from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention  # noqa: E402
 from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay  # noqa: E402
 from sltcheck.repro.store import RunDirectory  # noqa: E402
+from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
 from sltcheck.statements import theorem9, theorem11, theorem14  # noqa: E402
 
 FIGURES = ("fig4", "fig5", "fig6")
@@ -98,7 +99,42 @@ def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> Swee
             sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
             d_key=8,
         )
-    return replace(config, **overrides)
+    config = replace(config, **overrides)
+    validate_config(config)
+    return config
+
+
+def validate_config(config: SweepConfig) -> SweepConfig:
+    """Every option checked before anything is trained or written (``UsageError``, a ``ValueError``)."""
+    from sltcheck.errors import UsageError
+    from sltcheck.pruning.sources import INITS
+    from sltcheck.pruning.subset_sum import SOLVERS, available_solvers
+    from sltcheck.repro.targets import NORM_POLICIES
+
+    def choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+        if value not in allowed:
+            raise UsageError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    choice("--solver", config.solver, SOLVERS)
+    choice("--init", config.init, INITS)
+    choice("--norm-policy", config.norm_policy, NORM_POLICIES)
+    reason = None if config.solver in ("mitm", "brute", "greedy") else available_solvers()[config.solver]
+    if reason is not None:
+        raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
+    for name, value, limit in (("--sources", config.sources, MAX_SOURCES),
+                               ("test_samples", config.test_samples, MAX_TEST_SAMPLES)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+            raise UsageError(f"{name} must be an integer from 1 to {limit}, got {value!r}")
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {config.seed!r}")
+    for name, values in (("widths", config.widths), ("lengths", config.lengths), ("blocks", config.blocks)):
+        if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+            raise UsageError(f"{name} must be a non-empty list of positive integers, got {values!r}")
+    return config
+
+
+MAX_SOURCES = 100_000
+MAX_TEST_SAMPLES = 1_000_000
 
 
 # --- one source ---------------------------------------------------------------
@@ -271,6 +307,7 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
     """
     from tqdm import tqdm
 
+    validate_config(config)
     with RunDirectory(out, asdict(config)) as run_dir:
         raw_targets = build_targets(config, progress)
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
@@ -289,6 +326,8 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
         bar.close()
         records = [r for row in run_dir.records() for r in row["records"]]
         summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})
+        summary["fingerprint"] = run_dir.fingerprint
+        summary["complete"] = len(run_dir.done()) == total
         run_dir.write_json("summary.json", summary)
         return summary
 
@@ -311,11 +350,12 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
         })
     violations = [r for r in records if r["violated"]]
     return {
+        "schema_version": SCHEMA_VERSION,
         "figure": config.figure, "config": asdict(config), "points": points,
         "fits": _fits(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "checked": len(records), "violations": violations,
         "undecided": sum(bool(r["undecided"]) for r in records),
-        "worst_ratio": max((float(r["ratio"]) for r in records), default=float("nan")),
+        "worst_ratio": max((float(r["ratio"]) for r in records), default=None),
         "target_norms": {str(b): n for b, n in target_norms.items()},
         "norm_policy": config.norm_policy,
     }

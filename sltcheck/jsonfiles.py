@@ -1,0 +1,103 @@
+"""Strict JSON files written atomically and read with a clear error.
+
+- :func:`write_json_atomic` writes strict JSON (no NaN or infinity) to a temporary
+  file in the target's directory, flushes it to disk and renames it over the target,
+  so a reader (or a kill -9) sees the old file or the new one, never half of one;
+- :func:`create_json_exclusive` does the same but only if the target does not
+  exist yet (a hard link, which fails atomically when it does);
+- :func:`read_json` turns a missing, empty, truncated or non-JSON file into a
+  :class:`~sltcheck.errors.StoredResultError` naming the file;
+- :func:`fingerprint` is a short hash of a value's canonical JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sltcheck.errors import StoredResultError
+
+
+def dumps(payload: object, *, indent: int | None = 1, sort_keys: bool = False) -> str:
+    """Strict JSON: NaN and infinity are an error (``ValueError``), not ``NaN``."""
+    return json.dumps(payload, indent=indent, sort_keys=sort_keys, allow_nan=False)
+
+
+def canonical(payload: object) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def fingerprint(payload: object) -> str:
+    """The first 16 hex digits of the SHA-256 of ``payload``'s canonical JSON."""
+    return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
+
+
+def _temporary(target: Path, text: str) -> Path:
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)
+
+
+def write_json_atomic(path: str | Path, payload: object, *, indent: int | None = 1, sort_keys: bool = False) -> Path:
+    """Replace ``path`` by ``payload`` as strict JSON in one rename."""
+    target = Path(path)
+    text = dumps(payload, indent=indent, sort_keys=sort_keys) + "\n"
+    temporary = _temporary(target, text)
+    try:
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def create_json_exclusive(path: str | Path, payload: object, *, indent: int | None = 1,
+                          sort_keys: bool = False) -> bool:
+    """Write ``payload`` to ``path`` only if no file is there; ``False`` if one was (left untouched)."""
+    target = Path(path)
+    temporary = _temporary(target, dumps(payload, indent=indent, sort_keys=sort_keys) + "\n")
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        return False
+    finally:
+        temporary.unlink(missing_ok=True)
+    return True
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """The JSON in ``path``; a :class:`StoredResultError` (one line) if it is missing or not JSON."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StoredResultError(f"{what} {str(source)!r} does not exist") from None
+    except IsADirectoryError:
+        raise StoredResultError(f"{what} {str(source)!r} is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise StoredResultError(f"{what} {str(source)!r} is not a text (JSON) file") from None
+    if not text.strip():
+        raise StoredResultError(f"{what} {str(source)!r} is empty (an interrupted write?); "
+                                "rerun the command that writes it")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise StoredResultError(f"{what} {str(source)!r} is not valid JSON ({error.msg} at line {error.lineno}, "
+                                f"column {error.colno}; truncated or edited?)") from None
+    except ValueError as error:
+        raise StoredResultError(f"{what} {str(source)!r} is not strict JSON: {error}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in strict JSON")

@@ -1,0 +1,150 @@
+"""The shapes of the result files sltcheck writes, as typed records.
+
+Writers build these (so mypy checks them) and readers validate files against
+them with :func:`sltcheck.schema.load`. Ratios are numbers, or the strings
+"inf"/"nan" where a bound is zero (strict JSON has no infinity).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+Ratio = float | str | None  # a number; "inf"/"nan" only where the bound is 0
+
+
+class VerdictRecord(TypedDict):
+    measured: str
+    bound: str
+    ratio: Ratio
+    dps: int
+    holds: bool
+    undecided: bool
+
+
+class SearchRecord(TypedDict):
+    ratio: Ratio
+    violated: bool
+    shape: dict[str, Any]
+    starts: int
+    evaluations: int
+    seconds: float
+    replay: dict[str, Any] | None
+    certified: str | None
+
+
+class FindingRecord(TypedDict):
+    """One statement variant of ``sltcheck check``."""
+
+    statement: str
+    variant: str
+    default: bool
+    examples: int
+    worst_ratio: Ratio
+    violated: bool
+    violations: int
+    undecided: int
+    verdict: VerdictRecord | None
+    instance: dict[str, Any] | None
+    seed: int | None
+    examples_per_second: float | None
+    seconds: float
+    failure: str
+    search: SearchRecord | None
+    ratios: list[float | str]
+    certified: NotRequired[bool]
+    certified_outcome: NotRequired[str]
+    interval: NotRequired[dict[str, Any]]
+
+
+class MutantRecord(TypedDict):
+    statement: str
+    mutant: str
+    why: str
+    refuted: bool
+    ratio: Ratio
+    counterexample: dict[str, Any] | None
+    message: str
+    seconds: float
+
+
+class CheckRun(TypedDict):
+    """The options that make a ``sltcheck check`` run (its run directory holds one)."""
+
+    profile: str
+    seed: int
+    only: list[str]
+    no_search: bool
+    no_mutants: bool
+    power: bool
+
+
+class FindingsFile(TypedDict):
+    """``findings.json``. ``done`` lists the finished units (``statement/variant``,
+    ``statement/mutants``, ``power``); ``complete`` is true once every planned one is."""
+
+    schema_version: int
+    profile: str
+    seed: int
+    run: CheckRun
+    fingerprint: str
+    complete: bool
+    planned: list[str]
+    done: list[str]
+    findings: list[FindingRecord]
+    mutants: list[MutantRecord]
+    slack: list[dict[str, Any]]
+    power: list[dict[str, Any]]
+
+
+class PointRecord(TypedDict):
+    blocks: int
+    length: int
+    width: int
+    sources: int
+    mean: float
+    std: float
+    max_ratio: float | str
+    mean_bound: float
+
+
+class SummaryFile(TypedDict):
+    """``summary.json`` of ``sltcheck repro fig4|fig5|fig6``."""
+
+    schema_version: int
+    figure: str
+    config: dict[str, Any]
+    points: list[PointRecord]
+    fits: dict[str, Any]
+    paper_fit: dict[str, Any]
+    workshop_fit: dict[str, Any]
+    checked: int
+    violations: list[dict[str, Any]]
+    undecided: int
+    worst_ratio: Ratio
+    target_norms: dict[str, Any]
+    norm_policy: str
+    fingerprint: str
+    complete: bool
+
+
+class LMResultsFile(TypedDict):
+    """``results.json`` of ``sltcheck repro fig7|fig8``."""
+
+    schema_version: int
+    figure: str
+    preset: str
+    config: dict[str, Any]
+    runs: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+
+
+class ReportFile(TypedDict):
+    """The report's JSON (beside its HTML)."""
+
+    schema_version: int
+    label: str
+    created: str
+    glance: dict[str, Any]
+    statements: list[dict[str, Any]]
+    synthetic: list[dict[str, Any]]
+    lm: list[dict[str, Any]]

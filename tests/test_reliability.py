@@ -1,0 +1,487 @@
+"""Run directories never lie: one configuration per directory, nothing finished overwritten,
+partial runs say so, bad input and unwritable outputs are one line with exit status 2
+before any work, workers die with their driver, same seed same bytes.
+
+Each test encodes a defect of issue 18; the slow ones (a real ``repro`` run killed at a
+random point) are marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sltcheck.cli import main
+from sltcheck.errors import RunInUseError, SltcheckError, StoredResultError, UsageError
+from sltcheck.jsonfiles import create_json_exclusive, read_json, write_json_atomic
+from sltcheck.records import FindingsFile
+from sltcheck.repro import synthetic
+from sltcheck.repro.store import RunDirectory
+from sltcheck.rundir import DirectoryLock
+from sltcheck.schema import SCHEMA_VERSION, load, validate, without_timing
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# A check run of a few seconds: two statements, no search, no mutants.
+QUICK_CHECK = ["check", "--only", "lemma8", "lemma5", "--profile", "ci", "--no-search", "--no-mutants"]
+
+
+def tiny_config(**overrides: Any) -> synthetic.SweepConfig:
+    settings: dict[str, Any] = dict(widths=(4, 8), sources=2, test_samples=40, train_target=False, lengths=(4,))
+    settings.update(overrides)
+    return synthetic.preset_config("fig4", "quick", "theory", **settings)
+
+
+def error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sltcheck: error: "), lines
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def quick_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("quick-check")
+    assert main([*QUICK_CHECK, "--out", str(out)]) == 0
+    return out / "findings.json"
+
+
+# --- 1. one configuration per run directory ---------------------------------------------------
+
+_WRITER = """
+import sys, time
+from sltcheck.errors import SltcheckError
+from sltcheck.repro.store import RunDirectory
+seed = int(sys.argv[2])
+try:
+    with RunDirectory(sys.argv[1], {"seed": seed, "figure": "fig4"}) as run:
+        for index in range(5):
+            run.add(f"k{index}", {"seed": seed})
+            time.sleep(0.05)
+    print("wrote")
+except SltcheckError as error:
+    print("refused:", error)
+"""
+
+
+def test_concurrent_writers_never_mix_two_configurations(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(run_dir), str(seed)], env=ENV,
+                                stdout=subprocess.PIPE, text=True) for seed in range(6)]
+    outputs = [writer.communicate(timeout=120)[0] for writer in writers]
+    assert any(o.startswith("wrote") for o in outputs)
+    assert all(o.startswith(("wrote", "refused:")) for o in outputs), outputs
+    recorded = read_json(run_dir / "config.json")
+    with sqlite3.connect(run_dir / "results.sqlite") as db:
+        rows = list(db.execute("SELECT fingerprint, record FROM results"))
+    assert {fingerprint for fingerprint, _ in rows} == {recorded["fingerprint"]}
+    assert {json.loads(record)["seed"] for _, record in rows} == {recorded["config"]["seed"]}
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_directory(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with DirectoryLock(tmp_path):
+        with pytest.raises(RunInUseError, match="in use"):
+            RunDirectory(tmp_path, {"seed": 0})
+        assert main(["repro", "fig4", "--sources", "1", "--out", str(tmp_path), "--no-progress"]) == 2
+        assert "in use by sltcheck process" in error_line(capsys)
+        assert main([*QUICK_CHECK, "--out", str(tmp_path)]) == 2
+        assert "in use" in error_line(capsys)
+    assert not (tmp_path / "config.json").exists()
+
+
+def test_another_configuration_is_refused_naming_the_option(tmp_path: Path) -> None:
+    with RunDirectory(tmp_path, {"seed": 0, "sources": 2}) as run:
+        run.add("a", {"x": 1})
+    with pytest.raises(StoredResultError, match=r"--seed \(this directory: 0, this command: 1\)"):
+        RunDirectory(tmp_path, {"seed": 1, "sources": 2})
+
+
+def test_every_row_carries_the_fingerprint_so_a_deleted_config_cannot_relabel_results(tmp_path: Path) -> None:
+    with RunDirectory(tmp_path, {"seed": 0}) as run:
+        run.add("a", {"x": 1})
+        fingerprint = run.fingerprint
+    (tmp_path / "config.json").unlink()
+    with pytest.raises(StoredResultError, match="another configuration"):
+        RunDirectory(tmp_path, {"seed": 1})
+    assert not (tmp_path / "config.json").exists()  # nothing written by the refused run
+    with RunDirectory(tmp_path, {"seed": 0}) as run:  # the right options resume it
+        assert run.done() == {"a"} and run.fingerprint == fingerprint
+    assert read_json(tmp_path / "config.json")["fingerprint"] == fingerprint
+
+
+def test_config_is_created_exclusively(tmp_path: Path) -> None:
+    target = tmp_path / "config.json"
+    assert create_json_exclusive(target, {"a": 1})
+    assert not create_json_exclusive(target, {"a": 2})
+    assert read_json(target) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["config.json"]  # no temporary left behind
+
+
+# --- 2. options validated before anything is written ---------------------------------------------
+
+
+@pytest.mark.parametrize("options, fragment", [
+    (["--solver", "foo"], "--solver must be one of"),
+    (["--init", "foo"], "--init must be one of"),
+    (["--sources", "0"], "--sources must be an integer from 1"),
+    (["--seed", "-1"], "--seed must be a non-negative integer"),
+])
+def test_bad_repro_options_fail_before_the_run_directory_exists(tmp_path: Path, options: list[str], fragment: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["repro", "fig4", *options, "--out", str(out), "--no-progress"]) == 2
+    assert fragment in error_line(capsys)
+    assert not out.exists()
+
+
+# --- 3. findings never overwritten; partial runs say so -------------------------------------------
+
+
+def test_check_refuses_to_overwrite_findings_of_another_run(quick_findings: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    before = quick_findings.read_bytes()
+    assert main([*QUICK_CHECK, "--seed", "1", "--out", str(quick_findings.parent)]) == 2
+    assert "--seed (this directory: 0, this command: 1)" in error_line(capsys)
+    assert main([*QUICK_CHECK, "--out", str(quick_findings.parent)]) == 0  # same run: nothing to do
+    assert "complete; nothing to do" in capsys.readouterr().out
+    assert quick_findings.read_bytes() == before
+
+
+def test_check_counts_a_repeated_statement_once(tmp_path: Path) -> None:
+    assert main(["check", "--only", "lemma8", "lemma8", "--no-search", "--no-mutants", "--out", str(tmp_path)]) == 0
+    data = load(tmp_path / "findings.json", FindingsFile, "findings")
+    assert [(f["statement"], f["variant"]) for f in data["findings"]] == [("lemma8", "as-stated")]
+    assert data["schema_version"] == SCHEMA_VERSION and data["complete"]
+
+
+def _killed_check(out: Path, rng: random.Random) -> None:
+    """Run QUICK_CHECK in a subprocess and kill -9 it at a random moment after its first unit."""
+    process = subprocess.Popen([sys.executable, "-m", "sltcheck.cli", *QUICK_CHECK, "--out", str(out)], env=ENV,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and process.poll() is None:
+        try:
+            if read_json(out / "findings.json")["done"]:
+                break
+        except SltcheckError:
+            pass
+        time.sleep(0.02)
+    time.sleep(rng.uniform(0, 0.5))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_check_killed_at_a_random_point_resumes_to_the_same_findings(quick_findings: Path, tmp_path: Path,
+                                                                      seed: int,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "killed"
+    _killed_check(out, random.Random(seed))
+    partial = load(out / "findings.json", FindingsFile, "findings")  # a kill never leaves half a file
+    if not partial["complete"]:
+        assert main(["report", "--in", str(out), "--out", str(tmp_path / "r.html")]) == 0
+        assert "PARTIAL" in capsys.readouterr().out
+        report = read_json(tmp_path / "r.json")
+        assert report["notes"] and "never ran" in report["notes"][0]
+    assert main([*QUICK_CHECK, "--out", str(out)]) == 0
+    resumed = read_json(out / "findings.json")
+    assert without_timing(resumed) == without_timing(read_json(quick_findings))
+
+
+def test_report_counts_each_input_once_and_rejects_unknown_files(quick_findings: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    run = str(quick_findings.parent)
+    assert main(["report", "--in", run, run, str(quick_findings), "--out", str(tmp_path / "r.html")]) == 0
+    report = read_json(tmp_path / "r.json")
+    assert report["glance"]["statements_checked"] == 3  # lemma8 (1 variant) + lemma5 (2), once each
+    assert report["schema_version"] == SCHEMA_VERSION and report["notes"] == []
+    wrong = tmp_path / "mine.json"
+    wrong.write_text("{}")
+    assert main(["report", "--in", str(wrong)]) == 2
+    assert "not a result file" in error_line(capsys)
+    legacy = tmp_path / "legacy" / "findings.json"
+    legacy.parent.mkdir()
+    legacy.write_text(json.dumps({"profile": "ci", "findings": []}))
+    assert main(["report", "--in", str(legacy.parent)]) == 2
+    assert "no schema_version" in error_line(capsys)
+
+
+def test_report_names_a_sweep_that_never_finished(quick_findings: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = tmp_path / "fig4"
+    with RunDirectory(sweep, {"seed": 0}) as run:
+        run.add("a", {"x": 1})
+    assert main(["report", "--in", str(quick_findings.parent), str(sweep), "--out", str(tmp_path / "r.html")]) == 0
+    assert "never finished" in capsys.readouterr().out
+
+
+# --- 4. exit codes that tell the truth --------------------------------------------------------------
+
+
+def _findings_with(quick_findings: Path, tmp_path: Path, **changes: Any) -> Path:
+    data = read_json(quick_findings)
+    data.update(changes)
+    path = tmp_path / "findings.json"
+    write_json_atomic(path, data)
+    return path
+
+
+def test_replay_exits_1_on_a_verdict_that_differs_or_an_unrefuted_mutant(quick_findings: Path,
+                                                                         tmp_path: Path) -> None:
+    assert main(["check", "--replay", str(quick_findings), "--dps", "30"]) == 0
+    entry = read_json(quick_findings)["findings"][0]
+    flipped = _findings_with(quick_findings, tmp_path, findings=[{**entry, "violated": True}])
+    assert main(["check", "--replay", str(flipped), "--dps", "30"]) == 1
+    # A mutant that only drops an assumption keeps the bound: an admissible instance does not refute it.
+    mutant = {"statement": "lemma8", "mutant": "no-token-norm", "why": "", "refuted": True, "ratio": 1.0,
+              "counterexample": entry["instance"], "message": "", "seconds": 0.0}
+    unrefuted = _findings_with(quick_findings, tmp_path, findings=[], mutants=[mutant])
+    assert main(["check", "--replay", str(unrefuted), "--dps", "30"]) == 1
+
+
+def test_replay_of_nothing_exits_1(quick_findings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = _findings_with(quick_findings, tmp_path, findings=[], mutants=[])
+    assert main(["check", "--replay", str(empty)]) == 1
+    assert "nothing to replay" in capsys.readouterr().err
+
+
+def test_bench_with_nothing_to_run_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "solvers", "--sizes", "60", "--solvers", "brute,mitm"]) == 2
+    assert "nothing to run" in error_line(capsys)
+
+
+# --- 6. one line, exit 2, nothing computed ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "does not exist"),
+    ("", "is empty"),
+    ('{"schema_version": 1, "findings": [', "not valid JSON"),
+    ('{"findings": []}', "no schema_version"),
+    ('{"schema_version": 99}', "schema_version 99"),
+    ("[1, 2]", "must hold a JSON object"),
+    ('{"schema_version": 1, "profile": "ci"}', "lacks the required key"),
+    ("NaN", "not strict JSON"),
+])
+def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, content: str | None, fragment: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "findings.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["check", "--replay", str(path)]) == 2
+    assert fragment in error_line(capsys)
+
+
+def test_replay_of_a_wrong_shaped_entry_is_one_line(quick_findings: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    entry = read_json(quick_findings)["findings"][0]
+    bad = _findings_with(quick_findings, tmp_path, findings=[{**entry, "worst_ratio": [1]}])
+    assert main(["check", "--replay", str(bad)]) == 2
+    assert "findings[0].worst_ratio" in error_line(capsys)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["check", "--only", "nosuch"], "--only got unknown statement(s) 'nosuch'"),
+    (["bench", "solvers", "--problems", "0"], "--problems must be an integer from 1"),
+    (["widths", "--eps", "0.01", "--heads", "2", "--d1", "4", "--blocks", "100000000"], "--blocks must be"),
+])
+def test_bad_options_are_one_line(argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_corrupted_store_and_config_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "results.sqlite").write_bytes(b"not a database, really" * 100)
+    assert main(["repro", "fig4", "--sources", "1", "--out", str(store), "--no-progress"]) == 2
+    assert "is corrupted" in error_line(capsys)
+    config = tmp_path / "config"
+    with RunDirectory(config, asdict(synthetic.preset_config("fig4", "quick", "theory", sources=1))):
+        pass
+    text = (config / "config.json").read_text()
+    (config / "config.json").write_text(text[: len(text) // 2])
+    assert main(["repro", "fig4", "--sources", "1", "--out", str(config), "--no-progress"]) == 2
+    assert "not valid JSON" in error_line(capsys)
+    old = tmp_path / "old"
+    old.mkdir()
+    with sqlite3.connect(old / "results.sqlite") as db:
+        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
+    assert main(["repro", "fig4", "--sources", "1", "--out", str(old), "--no-progress"]) == 2
+    assert "older sltcheck" in error_line(capsys)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--only", "lemma8", "--out", "{file}"],
+    ["check", "--only", "lemma8", "--out", "{file}/sub"],
+    ["repro", "fig4", "--sources", "1", "--out", "{file}"],
+    ["calibrate", "--trials", "1", "--out", "{file}/c.json"],
+    ["bench", "solvers", "--sizes", "4", "--solvers", "mitm", "--out", "{file}/b.json"],
+    ["report", "--in", "{file}", "--out", "{file}/r.html"],
+])
+def test_an_unwritable_output_is_one_line_before_any_work(tmp_path: Path, argv: list[str],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    started = time.perf_counter()
+    assert main([part.replace("{file}", str(blocker)) for part in argv]) == 2
+    assert str(blocker) in error_line(capsys)
+    assert time.perf_counter() - started < 10  # refused before the work, not after it
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path.chmod(0o500)
+    try:
+        assert main([*QUICK_CHECK, "--out", str(tmp_path / "out")]) == 2
+        assert "cannot be written" in error_line(capsys)
+    finally:
+        tmp_path.chmod(0o700)
+
+
+def test_a_real_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sltcheck.cli import widths
+
+    def broken(args: Any) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(widths, "handle_calibrate", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["calibrate"])
+
+
+# --- 5. workers die with their driver -----------------------------------------------------------------
+
+_DRIVER = """
+import time
+from sltcheck.executors import ProcessExecutor
+with ProcessExecutor(2) as executor:
+    for _ in executor.map_unordered(time.sleep, 600, [("a", ()), ("b", ())]):
+        pass
+"""
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+def test_workers_die_with_a_killed_driver() -> None:
+    driver = subprocess.Popen([sys.executable, "-c", _DRIVER], env=ENV)
+    deadline = time.time() + 60
+    workers: set[int] = set()
+    while time.time() < deadline and len(workers) < 2:
+        # the spawn context starts a resource tracker too; the workers are the ones running sltcheck's initializer
+        workers = {pid for pid in _children(driver.pid)
+                   if "multiprocessing.spawn" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")}
+        time.sleep(0.2)
+    assert len(workers) >= 2
+    time.sleep(3)  # the workers have imported sltcheck and run the initializer
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    deadline = time.time() + 15
+    while time.time() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers)
+
+
+# --- 7. the language-model data ----------------------------------------------------------------------
+
+
+def test_missing_lm_data_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from sltcheck.lm.data import find_data_dir
+
+    monkeypatch.delenv("SLTCHECK_WIKITEXT_DIR", raising=False)
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    with pytest.raises(UsageError, match="give --data DIR or set SLTCHECK_WIKITEXT_DIR"):
+        find_data_dir()
+    monkeypatch.setenv("SLTCHECK_WIKITEXT_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(UsageError, match="SLTCHECK_WIKITEXT_DIR="):
+        find_data_dir()
+    assert find_data_dir(tmp_path) == tmp_path
+    assert main(["repro", "fig8", "--data", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]) == 2
+    assert "--data" in error_line(capsys)
+
+
+# --- files: strict, atomic, validated, same seed same bytes ---------------------------------------------
+
+
+def test_json_files_are_strict_and_validated(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        write_json_atomic(tmp_path / "x.json", {"ratio": float("nan")})
+    assert not list(tmp_path.iterdir())  # no partial or temporary file left
+    with pytest.raises(StoredResultError, match=r"file.findings\[0\] must be an object"):
+        validate({"findings": [1]}, dict[str, list[dict[str, int]]], "file")
+
+
+def test_same_seed_same_bytes_except_timing(quick_findings: Path, tmp_path: Path) -> None:
+    assert main([*QUICK_CHECK, "--out", str(tmp_path / "again")]) == 0
+    assert without_timing(read_json(tmp_path / "again" / "findings.json")) == without_timing(read_json(quick_findings))
+    for name in ("a", "b"):
+        synthetic.run(tiny_config(), str(tmp_path / name), progress=False)
+    for file in ("summary.json", "config.json"):
+        first, second = (read_json(tmp_path / name / file) for name in ("a", "b"))
+        assert without_timing(first) == without_timing(second)
+    summary = read_json(tmp_path / "a" / "summary.json")
+    assert summary["schema_version"] == SCHEMA_VERSION and summary["complete"]
+
+
+_SWEEP = """
+import sys
+from sltcheck.repro import synthetic
+config = synthetic.preset_config('fig4', 'quick', 'theory', widths=(4, 8, 12), sources=2, test_samples=40,
+                                 train_target=False, lengths=(4,))
+synthetic.run(config, sys.argv[1], progress=False)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_repro_killed_at_a_random_point_resumes_to_the_same_results(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    subprocess.run([sys.executable, "-c", _SWEEP, str(whole)], env=ENV, check=True)
+    process = subprocess.Popen([sys.executable, "-c", _SWEEP, str(killed)], env=ENV)
+    time.sleep(rng.uniform(1.0, 8.0))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    subprocess.run([sys.executable, "-c", _SWEEP, str(killed)], env=ENV, check=True)
+
+    def rows(run_dir: Path) -> list[Any]:
+        with sqlite3.connect(run_dir / "results.sqlite") as db:
+            return [(key, fingerprint, without_timing(json.loads(record)))
+                    for key, fingerprint, record in db.execute("SELECT * FROM results ORDER BY key")]
+
+    assert rows(killed) == rows(whole)
+    assert without_timing(read_json(killed / "summary.json")) == without_timing(read_json(whole / "summary.json"))
