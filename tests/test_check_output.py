@@ -43,8 +43,9 @@ def test_replay_only_replays_the_named_statement(findings, capfd):
     assert main(["check", "--replay", str(findings), "--only", "lemma8", "--dps", "30"]) == 0
     out, _ = capfd.readouterr()
     assert out.startswith("lemma8 as-stated: measured") and "holds" in out
-    assert main(["check", "--replay", str(findings), "--only", "lemma13", "--dps", "30"]) == 0
-    assert capfd.readouterr().out == ""
+    # nothing of lemma13 recorded: nothing replayed is exit status 1 with a message (issue 18)
+    assert main(["check", "--replay", str(findings), "--only", "lemma13", "--dps", "30"]) == 1
+    assert "nothing to replay" in capfd.readouterr().out
 
 
 def test_a_tasks_ticks_stop_at_its_share_and_its_end_fills_it():

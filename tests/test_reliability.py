@@ -253,7 +253,8 @@ def test_replay_exits_1_on_a_verdict_that_differs_or_an_unrefuted_mutant(quick_f
 def test_replay_of_nothing_exits_1(quick_findings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = _findings_with(quick_findings, tmp_path, findings=[], mutants=[])
     assert main(["check", "--replay", str(empty)]) == 1
-    assert "nothing to replay" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "nothing to replay" in captured.out + captured.err
 
 
 def test_bench_with_nothing_to_run_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
