@@ -302,6 +302,31 @@ def test_bad_options_are_one_line(argv: list[str], fragment: str, capsys: pytest
     assert fragment in capsys.readouterr().err
 
 
+def test_an_unreadable_findings_json_is_kept_and_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    legacy = tmp_path / "findings.json"
+    legacy.write_text(json.dumps({"profile": "ci", "seed": 0, "findings": []}))
+    before = legacy.read_bytes()
+    assert main([*QUICK_CHECK, "--out", str(tmp_path)]) == 2
+    assert "move it away or give another --out" in error_line(capsys)
+    assert legacy.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["repro", "fig4", "--workers", "100000"], "from 1 to 1024"),
+    (["bench", "solvers", "--sizes", "8,100000000"], "integers from 1 to 10000"),
+])
+def test_absurd_sizes_are_refused_by_the_parser(argv: list[str], fragment: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def test_absurd_trials_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--trials", "1000000000"]) == 2
+    assert "--trials must be at most" in capsys.readouterr().err
+
+
 def test_corrupted_store_and_config_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "store"
     store.mkdir()

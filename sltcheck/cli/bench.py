@@ -29,6 +29,7 @@ from sltcheck.pruning.subset_sum import (
 )
 
 MIP_SOLVERS = ("gurobi", "highs", "cvxpy")
+MAX_SIZE = 10_000  # candidates n' per problem (Lemma 7 needs tens; the MIP solvers slow down far earlier)
 
 
 def instances(size: int, problems: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,8 +138,8 @@ def _int_list(text: str) -> list[int]:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    if not values or any(not 1 <= v <= MAX_SIZE for v in values):
+        raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_SIZE}, got {text!r}")
     return values
 
 

@@ -115,6 +115,7 @@ def _units(names: list[str], run_config: CheckRun) -> list[str]:
 def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     """The findings.json already in ``out`` (to resume), ``None`` if there is none; refuses
     another run's findings, naming the differing options."""
+    from sltcheck.errors import StoredResultError
     from sltcheck.records import FindingsFile
     from sltcheck.rundir import refuse_other_configuration
     from sltcheck.schema import load
@@ -122,7 +123,10 @@ def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     path = out / "findings.json"
     if not path.exists():
         return None
-    found = load(path, FindingsFile, "findings")
+    try:
+        found = load(path, FindingsFile, "findings")
+    except StoredResultError as error:  # never overwritten, even when unreadable
+        raise StoredResultError(f"{error}; it is left as it is: move it away or give another --out") from None
     refuse_other_configuration(out, dict(found["run"]), dict(run_config))
     return found
 

@@ -94,8 +94,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                            help="start a Dask LocalCluster of --workers single-threaded processes")
 
 
+MAX_WORKERS = 1024
+
+
 def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if not 1 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_WORKERS}, got {text}")
     return value

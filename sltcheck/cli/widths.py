@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 MAX_CLI_BLOCKS = 200
+MAX_TRIALS = 10_000_000  # Lemma 7's trials: ~1e4 per second per core
 
 
 def _json_default(value: Any) -> Any:
@@ -59,6 +60,11 @@ def handle_calibrate(args: argparse.Namespace) -> int:
     from sltcheck.rundir import ensure_writable_file
     from sltcheck.schema import json_safe
 
+    for option, value in (("--trials", args.trials), ("--decay-trials", args.decay_trials)):
+        if value > MAX_TRIALS:
+            print(f"sltcheck calibrate: error: {option} must be at most {MAX_TRIALS}, got {value}",
+                  file=sys.stderr)
+            return 2
     if args.out:
         ensure_writable_file(args.out)
     try:
