@@ -376,6 +376,26 @@ def test_a_read_only_directory_is_refused(tmp_path: Path, capsys: pytest.Capture
         tmp_path.chmod(0o700)
 
 
+def _sysfs_refuses_writes() -> bool:
+    try:
+        Path("/sys/sltcheck-probe").mkdir()
+    except OSError:
+        return Path("/sys").is_dir()
+    Path("/sys/sltcheck-probe").rmdir()
+    return False
+
+
+@pytest.mark.skipif(not _sysfs_refuses_writes(), reason="needs a directory that refuses writes even to root")
+@pytest.mark.parametrize("argv", [
+    [*QUICK_CHECK, "--out", "/sys/sltcheck-out"],
+    ["repro", "fig4", "--sources", "1", "--out", "/sys/sltcheck-out", "--no-progress"],
+    ["calibrate", "--trials", "1", "--out", "/sys/sltcheck-out/c.json"],
+])
+def test_an_output_the_system_refuses_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert "cannot be written" in error_line(capsys)
+
+
 def test_a_real_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     from sltcheck.cli import widths
 
