@@ -43,6 +43,7 @@ class FindingRecord(TypedDict):
     violated: bool
     violations: int
     undecided: int
+    filtered: NotRequired[int]  # draws an assumption rejected (absent from files written before it)
     verdict: VerdictRecord | None
     instance: dict[str, Any] | None
     seed: int | None

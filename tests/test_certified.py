@@ -12,12 +12,10 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import arithmetic, intervals, precision
 from sltcheck.numerics.verdict import decide
-from sltcheck.statements import load
-
-lemma8 = pytest.importorskip("sltcheck.statements.lemma8")
-t9 = pytest.importorskip("sltcheck.statements.theorem9")
-t11 = pytest.importorskip("sltcheck.statements.theorem11")
-t14 = pytest.importorskip("sltcheck.statements.theorem14")
+from sltcheck.statements import lemma8, load
+from sltcheck.statements import theorem9 as t9
+from sltcheck.statements import theorem11 as t11
+from sltcheck.statements import theorem14 as t14
 
 DPS = 30
 

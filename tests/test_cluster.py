@@ -27,8 +27,6 @@ from sltcheck.executors import (
 )
 from sltcheck.repro import synthetic
 
-distributed = pytest.importorskip("distributed")
-
 TIMEOUT = 180  # seconds; generous for a loaded 2-core machine
 
 
@@ -96,6 +94,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, dict[
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """A LocalCluster of 2 single-threaded worker processes (nannies restart killed workers)."""
+    # Only the Dask tests need the optional 'cluster' extra (CI installs it: extras = all).
+    distributed = pytest.importorskip("distributed", reason="the 'cluster' extra (dask[distributed]) is not installed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                        silence_logs=logging.CRITICAL)
     with distributed.Client(cluster, timeout=TIMEOUT) as connected:

@@ -9,6 +9,9 @@ import math
 import pytest
 
 from sltcheck.pruning import calibration, widths
+from sltcheck.statements import theorem9 as t9
+from sltcheck.statements import theorem11 as t11
+from sltcheck.statements import theorem14 as t14
 
 
 @pytest.mark.parametrize("eps,H,d1,d2,alpha,C", [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),
@@ -29,8 +32,6 @@ def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
 
 
 def test_agrees_with_statement_modules():
-    t9 = pytest.importorskip("sltcheck.statements.theorem9")
-    t11 = pytest.importorskip("sltcheck.statements.theorem11")
     r = widths.widths(0.02, 3, 4, 4, 2.5, L=2, C=1.7)
     ref9 = t9.required_widths(0.02, 3, 4, 4, 2.5, 1.7)
     ref11 = t11.required_widths(0.02, 3, 4, 2.5, 2, 1.7)
@@ -42,7 +43,6 @@ def test_agrees_with_statement_modules():
 
 @pytest.mark.parametrize("B", [2, 3, 5])
 def test_theorem14_blocks_match_proof_and_helper(B):
-    t14 = pytest.importorskip("sltcheck.statements.theorem14")
     eps, H, d1, a, L, C = 0.05, 2, 3, 2.0, 2, 1.3
     r = widths.widths(eps, H, d1, alpha=a, L=L, B=B, C=C)
     ref = t14.required_widths(eps, H, d1, a, L, B, C)

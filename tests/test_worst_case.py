@@ -9,20 +9,20 @@ import pytest
 from scipy import optimize
 
 from sltcheck import assumptions, worst_case
+from sltcheck.statements import lemma8
+from sltcheck.statements import theorem9 as t9
 from sltcheck.statements.lemma8.worst_case import supremum_value as lemma8_supremum_value
-
-lemma8 = pytest.importorskip("sltcheck.statements.lemma8")
-t9 = pytest.importorskip("sltcheck.statements.theorem9")
 
 LEMMA_PARAMS = [dict(d1=1, alpha=1.0, eps_max=0.1), dict(d1=3, alpha=2.0, eps_max=0.7),
                 dict(d1=5, alpha=3.0, eps_max=1e-4), dict(d1=2, alpha=1.5, eps_max=0.5)]
 
 
-@pytest.mark.parametrize("params", LEMMA_PARAMS)
-@pytest.mark.parametrize("name", ["lemma8", "lemma5"])
+# Lemma 5 assumes eps_max <= 1/2, so it takes only those parameters.
+CLOSED_FORM_CASES = [("lemma8", p) for p in LEMMA_PARAMS] + [("lemma5", p) for p in LEMMA_PARAMS if p["eps_max"] <= 0.5]
+
+
+@pytest.mark.parametrize(("name", "params"), CLOSED_FORM_CASES)
 def test_lemma_closed_form_attained(name, params):
-    if name == "lemma5" and params["eps_max"] > 0.5:
-        pytest.skip("Lemma 5 needs eps_max <= 1/2")
     sup = worst_case.supremum(name, **params)
     assert sup["kind"] == worst_case.CLOSED
     assert assumptions.violations("lemma8", sup["instance"]) == []

@@ -10,7 +10,8 @@ bar per statement (examples/s and ETA) runs on stderr and the table is printed a
 The properties run programmatically (not through pytest) with an explicit
 Hypothesis seed, so the same seed gives the same findings. For every
 statement and variant, ``findings.json`` holds: statement, variant,
-default (bool), examples, worst_ratio, violated, violations, undecided,
+default (bool), examples, worst_ratio, violated, violations, undecided, filtered (draws an
+assumption rejected),
 instance (exact JSON: floats as float.hex), seed, examples_per_second,
 search (the worst-case search of :mod:`sltcheck.harness.search` at the profile's
 budget: its ratio, evaluations, seconds, shape and, for a violation, the replay at
@@ -363,6 +364,7 @@ def _entry(
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,
+        "filtered": record.filtered,
         "verdict": cast("VerdictRecord", verdict.as_dict()) if verdict else None,
         "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
         "seed": record.seed,

@@ -6,11 +6,8 @@ dropped assumptions) and returns the shrunk counterexample Hypothesis reports.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-import hypothesis.internal.conjecture.engine as _engine
 from hypothesis import Phase
 from hypothesis import settings as Settings
 from hypothesis.errors import HypothesisException
@@ -80,28 +77,7 @@ def refute(
 LONGER_SEARCH = 400
 
 
-# Successful shrink steps allowed per refutation (Hypothesis's default is 500): a
-# deterministic cap that keeps the ci profile fast; the counterexample is still
-# shrunk, just not to a local minimum in every coordinate.
-MAX_SHRINKS = 60
-
-
-@contextlib.contextmanager
-def _shrink_budget(limit: int) -> Iterator[None]:
-    saved = _engine.MAX_SHRINKS
-    _engine.MAX_SHRINKS = limit
-    try:
-        yield
-    finally:
-        _engine.MAX_SHRINKS = saved
-
-
 def _refute(statement: str, mutant: Mutant, settings: Settings, dps: int) -> Refutation:
-    with _shrink_budget(MAX_SHRINKS):
-        return _refute_once(statement, mutant, settings, dps)
-
-
-def _refute_once(statement: str, mutant: Mutant, settings: Settings, dps: int) -> Refutation:
     failing: list[tuple[Instance, Verdict]] = []
     test = property_test(
         statement,

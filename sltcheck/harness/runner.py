@@ -35,6 +35,7 @@ class Record:
     variant: str
     examples: int = 0
     undecided: int = 0
+    filtered: int = 0  # draws rejected by an assumption (hypothesis.assume)
     violations: int = 0
     worst_ratio: float = float("-inf")
     worst_instance: Instance | None = None
@@ -130,7 +131,10 @@ def check_property(
     violated at ``dps`` digits (undecided outcomes are recorded, not failed).
     ``bound`` replaces the variant's right-hand side (mutants).
     """
-    assume(not violations(statement, instance, skip=skip))
+    if violations(statement, instance, skip=skip):
+        if recorder is not None:
+            recorder.record(statement, variant).filtered += 1
+        assume(False)
     start = time.perf_counter()
     verdict = evaluate(statement, variant, instance, dps=dps, bound=bound)
     elapsed = time.perf_counter() - start

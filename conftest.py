@@ -1,0 +1,67 @@
+"""Hypothesis profiles for the whole test tree, and per-property example counts.
+
+``pytest [tests|properties|any file] --hypothesis-profile ci|ci-random|dev|deep`` (default ci;
+see :mod:`sltcheck.harness.profiles`). For every property (a test that runs
+``sltcheck.harness.check_property``) the run reports how many examples were *valid*
+(decided), *undecided* (too close to call at the declared precision) and *filtered*
+(rejected by an assumption), and fails the property when its valid examples fall below
+:func:`sltcheck.harness.profiles.valid_floor` of the profile's ``max_examples``: a
+strategy that silently drew mostly rejected or undecidable instances would otherwise
+pass while checking almost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+from hypothesis import settings
+
+from sltcheck.harness.profiles import register_profiles, valid_floor
+from sltcheck.harness.runner import RECORDER
+
+register_profiles()
+settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
+
+_ROWS: list[tuple[str, dict[str, int]]] = []
+
+
+def _totals() -> dict[str, int]:
+    records = RECORDER.records.values()
+    examples = sum(r.examples for r in records)
+    undecided = sum(r.undecided for r in records)
+    return {"valid": examples - undecided, "undecided": undecided, "filtered": sum(r.filtered for r in records)}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    before = _totals()
+    result = yield
+    counts = {key: value - before[key] for key, value in _totals().items()}
+    if not any(counts.values()):  # not a property (no check_property call)
+        return result
+    floor = valid_floor(settings.default.max_examples)
+    item.user_properties.append(("examples", {**counts, "floor": floor}))  # reaches the controller under xdist
+    if counts["valid"] < floor:
+        raise AssertionError(
+            f"only {counts['valid']} valid examples (floor {floor} of max_examples "
+            f"{settings.default.max_examples}); undecided {counts['undecided']}, filtered {counts['filtered']}"
+        )
+    return result
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _ROWS.extend((report.nodeid, value) for key, value in report.user_properties if key == "examples")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _ROWS:
+        return
+    terminalreporter.section("examples per property (valid / undecided / filtered; floor)")
+    for nodeid, counts in sorted(_ROWS):
+        mark = "" if counts["valid"] >= counts["floor"] else "   BELOW FLOOR"
+        terminalreporter.write_line(
+            f"{counts['valid']:6d} {counts['undecided']:6d} {counts['filtered']:6d}   (>= {counts['floor']})"
+            f"  {nodeid}{mark}"
+        )
