@@ -69,7 +69,13 @@ def test_edge_popup_training_lowers_loss_and_keeps_weights(data: LMData, tmp_pat
     spec = _spec(data)
     result = train_run(spec, data, tmp_path, progress=False)
     assert result is not None
-    assert result["history"][-1]["val_loss"] < result["history"][0]["val_loss"] + 1e-3
+    # The validation loss is deterministic (fixed blocks, eval mode, seeded): an optimiser that
+    # does nothing leaves it unchanged to float rounding (~1e-6). Measured at seed 3: 5.6836,
+    # 5.6707, 5.6673 over the three epochs (ln 300 = 5.704 is the uniform predictor's); require
+    # each epoch to lower it and the whole run by a third of the measured drop of 0.016.
+    losses = [h["val_loss"] for h in result["history"]]
+    assert all(later < earlier for earlier, later in zip(losses, losses[1:], strict=False)), losses
+    assert losses[0] - losses[-1] > 5e-3, losses
     # 4 masked tensors, each keeping round(0.3 * numel)
     assert abs(result["kept_params"] - 0.3 * result["masked_params"]) <= 4 * 0.5
     assert not (tmp_path / "checkpoint.pt").exists()
