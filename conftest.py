@@ -3,8 +3,9 @@
 ``pytest [tests|properties|any file] --hypothesis-profile ci|ci-random|dev|deep`` (default ci;
 see :mod:`sltcheck.harness.profiles`). For every property (a test that runs
 ``sltcheck.harness.check_property``) the run reports how many examples were *valid*
-(decided), *undecided* (too close to call at the declared precision) and *filtered*
-(rejected by an assumption), and fails the property when its valid examples fall below
+(held every assumption and were evaluated), how many of those were *undecided* (too close
+to call at the declared precision) and how many were *filtered* (rejected by an
+assumption), and fails the property when its valid examples fall below
 :func:`sltcheck.harness.profiles.valid_floor` of the profile's ``max_examples``: a
 strategy that silently drew mostly rejected or undecidable instances would otherwise
 pass while checking almost nothing.
@@ -20,6 +21,8 @@ from hypothesis import settings
 from sltcheck.harness.profiles import register_profiles, valid_floor
 from sltcheck.harness.runner import RECORDER
 
+pytest_plugins = ["pytester"]  # tests/test_profiles.py runs pytest on generated test files
+
 register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
 
@@ -28,9 +31,8 @@ _ROWS: list[tuple[str, dict[str, int]]] = []
 
 def _totals() -> dict[str, int]:
     records = RECORDER.records.values()
-    examples = sum(r.examples for r in records)
-    undecided = sum(r.undecided for r in records)
-    return {"valid": examples - undecided, "undecided": undecided, "filtered": sum(r.filtered for r in records)}
+    return {"valid": sum(r.examples for r in records), "undecided": sum(r.undecided for r in records),
+            "filtered": sum(r.filtered for r in records)}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -58,7 +60,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _ROWS:
         return
-    terminalreporter.section("examples per property (valid / undecided / filtered; floor)")
+    terminalreporter.section("examples per property (valid / of which undecided / filtered; floor)")
     for nodeid, counts in sorted(_ROWS):
         mark = "" if counts["valid"] >= counts["floor"] else "   BELOW FLOOR"
         terminalreporter.write_line(

@@ -1,8 +1,11 @@
 """Examples depend on the seed and the strategies, not on which modules are imported."""
 
+import subprocess
 import sys
 import types
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
@@ -36,3 +39,49 @@ def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:  # n
         assert _draws() == before
     finally:
         del sys.modules["odd_constants_module"]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_profiles_work_for_any_test_file() -> None:
+    """The profiles are registered by the root conftest.py, not only under properties/."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_widths.py", "--hypothesis-profile", "deep", "-q",
+         "-p", "no:cacheprovider", "-k", "theorem9_and_11_formulas"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "not registered" not in done.stdout + done.stderr
+
+
+def test_hypothesis_private_shrink_limit_is_left_alone() -> None:
+    from hypothesis.internal.conjecture import engine
+
+    from sltcheck.harness import mutants
+
+    assert not hasattr(mutants, "MAX_SHRINKS") and engine.MAX_SHRINKS == 500  # Hypothesis's own default
+
+
+STARVED = '''
+from hypothesis import given, strategies as st
+from sltcheck.harness import check_property
+from sltcheck.statements.lemma8.worst_case import extremal_instance
+
+GOOD = extremal_instance(1, 1.0, 0.1)
+BAD = dict(GOOD, eps_max=-1.0)  # breaks eps_max >= 0: filtered
+
+
+@given(st.sampled_from([GOOD, BAD]))
+def test_starved(instance):
+    check_property("lemma8", "as-stated", instance)
+'''
+
+
+def test_a_property_with_too_few_valid_examples_fails(pytester: pytest.Pytester) -> None:
+    """Two possible draws, one filtered: Hypothesis stops after exhausting them, with 1 valid
+    example, far below the floor; the root conftest fails the property and reports the counts."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pytester"]', ""))
+    pytester.makepyfile(test_starved=STARVED)
+    result = pytester.runpytest_subprocess("--hypothesis-profile", "ci", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*only 1 valid examples (floor 40*filtered 1*", "*BELOW FLOOR*"])

@@ -9,7 +9,7 @@
 
 Only the ``too_slow`` health check is suppressed (each example is evaluated in mpmath
 at 40 digits, slow by design); filtering is not hidden: the root ``conftest.py``
-reports valid / undecided / filtered examples per property and fails a property under
+reports valid (of which undecided) / filtered examples per property and fails a property under
 :func:`valid_floor`.
 
 No example database is used and no constants are drawn from the project's modules
@@ -25,15 +25,16 @@ from hypothesis import HealthCheck, Phase, settings
 PROFILES: dict[str, int] = {"ci": 50, "ci-random": 50, "dev": 300, "deep": 10_000}
 _SUPPRESS = [HealthCheck.too_slow]
 
-# A property must decide at least this fraction of its profile's examples.
+# A property must evaluate at least this fraction of its profile's examples (valid: every
+# assumption held; undecided verdicts count as valid and are reported apart).
 VALID_FRACTION = 0.8
 
 
 def valid_floor(max_examples: int) -> int:
-    """The fewest valid (decided) examples a property may run at ``max_examples``.
+    """The fewest valid examples a property may run at ``max_examples``.
 
     Hypothesis stops after ``max_examples`` valid draws, so a property far below them
-    was starved by its assumptions or by undecidable verdicts.
+    was starved: its assumptions rejected most draws, or its strategy has too few values.
     """
     return int(VALID_FRACTION * max_examples)
 
