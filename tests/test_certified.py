@@ -12,7 +12,7 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import arithmetic, intervals, precision
 from sltcheck.numerics.verdict import decide
-from sltcheck.statements import lemma8, load
+from sltcheck.statements import load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14
