@@ -22,10 +22,12 @@ HOSTILE = "<script>alert(1)</script>"
 
 
 def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[dict[str, object]]]:
+    """Hand-made inputs for the escaping and layout checks (hostile strings, a violation on demand);
+    the report built from a real ``sltcheck check`` run is tested in tests/test_check_cli.py."""
     findings = {
         "profile": "ci", "dps": 50, "seed": 0, "_source": f"/tmp/{label}/findings.json",
         "entries": [
-            {"statement": "lemma8", "variant": "as-proven", "examples": 40, "worst_ratio": 0.93,
+            {"statement": "lemma8", "variant": "as-stated", "examples": 40, "worst_ratio": 0.93,
              "violated": False, "instance": {"alpha": 1.5, "note": HOSTILE}, "seed": 1,
              "ratios": [0.1, 0.5, 0.93], "title": "Lemma 8 " + HOSTILE},
             {"statement": "lemma8", "variant": "bound-halved", "mutant": True, "refuted": True,
