@@ -37,6 +37,8 @@ def _totals() -> dict[str, int]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    if not getattr(getattr(item, "obj", None), "is_hypothesis_test", False):  # not an @given test
+        return (yield)
     before = _totals()
     result = yield
     counts = {key: value - before[key] for key, value in _totals().items()}
