@@ -79,7 +79,69 @@ def test_training_lowers_the_regression_loss():
     initial = targets.theory_target_mha(rng, 2, 1, 8, 8)
     data = angular_velocity("train", 0, 2048)
     trained = targets.train_mha(initial, data, targets.TrainingConfig(epochs=3, max_length=16), seed=0)
-    assert targets.regression_loss(trained, data, 8) < targets.regression_loss(initial, data, 8)
+    assert (targets.regression_loss(trained.weights, data, 8, trained.token)
+            < targets.regression_loss(initial, data, 8))
+
+
+def test_learned_regression_token_lets_query_and_key_learn():
+    """B.1's token starts at zero and is trained: the read-out's query r W_Q is then nonzero,
+    so W_Q and W_K get gradients. With the token fixed at zero they get none: AdamW's
+    decoupled decay is all that moves them, to the float32 rounding of (1 - lr wd)^steps."""
+    rng = np.random.default_rng(1)
+    initial = targets.theory_target_mha(rng, 2, 1, 8, 8)
+    data = angular_velocity("train", 0, 2048)
+    config = targets.TrainingConfig(epochs=4, batch_size=256, max_length=16)
+    steps = config.epochs * (len(data) // config.batch_size)
+    decay_only = initial.W_Q * (1 - config.lr * config.weight_decay) ** steps
+    fixed = targets.train_mha(initial, data, config, seed=0, regression_token="fixed-zero")
+    learned = targets.train_mha(initial, data, config, seed=0, regression_token="learned")
+    np.testing.assert_array_equal(fixed.token, 0.0)
+    np.testing.assert_allclose(fixed.weights.W_Q, decay_only, atol=1e-5)
+    assert np.abs(learned.weights.W_Q - decay_only).max() > 1e-2
+    assert np.abs(learned.weights.W_K - initial.W_K * (1 - config.lr * config.weight_decay) ** steps).max() > 1e-2
+    assert np.linalg.norm(learned.token) > 0
+    # it learns: below the initial loss and below predicting the mean (Var(omega)) on held-out data
+    held_out = angular_velocity("validation", 0, 2048)
+    loss = targets.regression_loss(learned.weights, held_out, 8, learned.token)
+    assert loss < targets.regression_loss(initial, held_out, 8)
+    assert loss < float(np.mean((held_out.omega - data.omega.mean()) ** 2))
+
+
+def test_sources_read_the_targets_regression_token(tmp_path, monkeypatch):
+    seen = []
+    original = synthetic.mha_source
+
+    def spy(config, target, width, index, test, token=None):
+        seen.append(token)
+        return original(config, target, width, index, test, token)
+
+    monkeypatch.setattr(synthetic, "mha_source", spy)
+    config = tiny(widths=(4,), sources=1, train_target=True, target_epochs=1, test_samples=20)
+    summary = synthetic.run(config, str(tmp_path), progress=False)
+    np.testing.assert_array_equal(seen[0], summary["regression_token"])
+    assert np.linalg.norm(seen[0]) > 0
+    assert summary["alpha"] == max(ALPHA, float(np.linalg.norm(seen[0])))
+    assert summary["target_train_loss"] > 0
+
+
+@pytest.mark.parametrize("policy, variant", [("keep", "actual-norms"), ("rescale", "as-proven")])
+def test_kept_targets_are_checked_with_their_actual_norms(tmp_path, policy, variant):
+    summary = synthetic.run(tiny(norm_policy=policy), str(tmp_path), progress=False)
+    assert summary["bound_variants"] == [variant]
+    assert summary["violations"] == []
+    if policy == "keep":
+        assert max(summary["target_norms"]["1"].values()) > 1
+
+
+def test_as_proven_refuses_a_target_above_norm_one(tmp_path):
+    with pytest.raises(ValueError, match="bound 'as-proven' assumes every target matrix"):
+        synthetic.run(tiny(norm_policy="keep", bound="as-proven", sources=1, widths=(4,)), str(tmp_path),
+                      progress=False)
+
+
+def test_paper_mode_keeps_the_targets():
+    assert synthetic.preset_config("fig4", "quick", "paper").norm_policy == "keep"
+    assert synthetic.preset_config("fig4", "quick", "theory").norm_policy == "rescale"
 
 
 @pytest.mark.parametrize("figure", ["fig4", "fig5", "fig6"])
@@ -180,6 +242,10 @@ def test_fit_recovers_a_known_decay():
         (lambda: synthetic.preset_config("fig4", "quick", "practice"), "mode must be one of"),
         (lambda: angular_velocity("dev", 0), "split must be one of"),
         (lambda: angular_velocity("test", 0).tokens(0), "length must be a positive"),
+        (lambda: angular_velocity("test", 0, 3).tokens(2, token=np.zeros(3)), "token must be a finite"),
+        (lambda: synthetic.preset_config("fig4", "quick", "theory", regression_token="random"),
+         "--regression-token must be one of"),
+        (lambda: synthetic.preset_config("fig4", "quick", "theory", bound="loose"), "--bound must be one of"),
         (lambda: fit_decay(np.array([1.0]), np.array([1.0])), "equal length >= 2"),
     ],
 )

@@ -8,9 +8,18 @@ evaluated from the achieved weight errors. The float64 sweep over the test
 set picks the worst sequences; those are re-evaluated in mpmath and the
 verdict measured <= bound is decided there (:func:`sltcheck.numerics.verdict.decide`).
 
-Modes: ``paper`` prunes Xavier-initialised sources with Gurobi (what Appendix
-B.1 says); ``theory`` prunes sources drawn as Section 3.1 assumes with the
-exact meet-in-the-middle solver. ``--solver`` and ``--init`` mix the two.
+Modes: ``paper`` prunes Xavier-initialised sources with Gurobi and keeps the
+targets as trained or drawn (what Appendix B.1 says); ``theory`` prunes sources
+drawn as Section 3.1 assumes with the exact meet-in-the-middle solver and rescales
+the targets onto the theorems' assumptions. ``--solver``, ``--init`` and
+``--norm-policy`` mix the two. A target that breaks the assumptions (norms above 1)
+is checked against the chain with its actual norms (:mod:`sltcheck.repro.bounds`),
+never against ``as-proven``.
+
+The regression token (B.1: "initialized to zero", shared by source and target) is
+learned with the target (``regression_token="learned"``, the default) or kept at
+zero (``"fixed-zero"``: the read-out's attention is then uniform and W_Q, W_K get no
+gradient); the sources read the same token, and alpha = max(sqrt(2), ||token||).
 """
 
 from __future__ import annotations
@@ -35,16 +44,24 @@ from sltcheck.model.weights import MHAWeights, TransformerWeights  # noqa: E402
 from sltcheck.numerics.validation import check_choice  # noqa: E402
 from sltcheck.numerics.verdict import decide  # noqa: E402
 from sltcheck.pruning import construction, sources  # noqa: E402
-from sltcheck.repro import targets  # noqa: E402
-from sltcheck.repro.dataset import ALPHA, AngularVelocity, angular_velocity, full_attention  # noqa: E402
+from sltcheck.repro import bounds, targets  # noqa: E402
+from sltcheck.repro.dataset import (  # noqa: E402
+    AngularVelocity,
+    alpha_for,
+    angular_velocity,
+    full_attention,
+    token_bound,
+)
 from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay  # noqa: E402
 from sltcheck.repro.store import RunDirectory  # noqa: E402
 from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
-from sltcheck.statements import theorem9, theorem11, theorem14  # noqa: E402
 
 FIGURES = ("fig4", "fig5", "fig6")
 PRESETS = ("quick", "paper")
-MODES = {"paper": {"solver": "gurobi", "init": "xavier"}, "theory": {"solver": "mitm", "init": "theory"}}
+MODES = {
+    "paper": {"solver": "gurobi", "init": "xavier", "norm_policy": "keep"},
+    "theory": {"solver": "mitm", "init": "theory", "norm_policy": "rescale"},
+}
 VERDICT_DPS = 30
 WORST_SEQUENCES = 2  # re-evaluated in mpmath per source and length
 
@@ -67,6 +84,8 @@ class SweepConfig:
     train_target: bool = True
     target_epochs: int = 25
     norm_policy: str = "rescale"
+    regression_token: str = "learned"  # targets.REGRESSION_TOKENS
+    bound: str = "auto"  # bounds.BOUNDS
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -109,7 +128,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
     from sltcheck.errors import UsageError
     from sltcheck.pruning.sources import INITS
     from sltcheck.pruning.subset_sum import SOLVERS, available_solvers
-    from sltcheck.repro.targets import NORM_POLICIES
+    from sltcheck.repro.bounds import BOUNDS
+    from sltcheck.repro.targets import NORM_POLICIES, REGRESSION_TOKENS
 
     def choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
         if value not in allowed:
@@ -118,6 +138,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
     choice("--solver", config.solver, SOLVERS)
     choice("--init", config.init, INITS)
     choice("--norm-policy", config.norm_policy, NORM_POLICIES)
+    choice("--regression-token", config.regression_token, REGRESSION_TOKENS)
+    choice("--bound", config.bound, BOUNDS)
     reason = None if config.solver in ("mitm", "brute", "greedy") else available_solvers()[config.solver]
     if reason is not None:
         raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
@@ -199,7 +221,7 @@ def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransfor
 
 
 def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
-               test: AngularVelocity) -> list[dict[str, Any]]:
+               test: AngularVelocity, token: np.ndarray | None = None) -> list[dict[str, Any]]:
     """Prune one random source MHA of width n_K = n_V and check it at every length."""
     started = time.perf_counter()
     rng = _source_seed(config, width, index)
@@ -207,15 +229,17 @@ def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
                                 d_out=target.d_out, n_key=width, n_value=width)
     result = construction.prune_mha(target, source, solver=config.solver)
     pruned = result.weights
-    bound = theorem9.a_posteriori_bound(target, pruned, ALPHA, dps=VERDICT_DPS)
+    variant, bound = bounds.source_bound(target, pruned, alpha_for(token), token_bound(token), config.bound,
+                                         VERDICT_DPS)
     records = []
     for length in config.lengths:
-        X, mask = test.tokens(length), full_attention(length)
+        X, mask = test.tokens(length, token=token), full_attention(length)
         errors = _attention_errors(target, pruned, X, mask)
         record = _verdict_record(errors, X, reference.mha, target, pruned, bound, mask)
         records.append({
             "figure": config.figure, "width": width, "length": length, "blocks": 1, "source": index,
             "seed": [config.seed, FIGURES.index(config.figure), width, index],
+            "bound_statement": "theorem9", "bound_variant": variant,
             **_pruning_record(result), **record,
             "seconds": time.perf_counter() - started,
         })
@@ -231,17 +255,18 @@ def transformer_source(config: SweepConfig, target: TransformerWeights, width: i
                                         d=target.blocks[0].attention.d_in, n_mha=width, n_fc=width)
     result = construction.prune_transformer(target, source, solver=config.solver)
     pruned = result.weights
-    statement = theorem14 if blocks >= 2 else theorem11
-    bound = (theorem14.a_posteriori_bound(target, pruned, ALPHA, dps=VERDICT_DPS) if blocks >= 2
-             else theorem11.a_posteriori_bound(target.blocks[0], pruned.blocks[0], ALPHA, dps=VERDICT_DPS))
+    statement = "theorem14" if blocks >= 2 else "theorem11"
+    checked_target, checked_source = (target, pruned) if blocks >= 2 else (target.blocks[0], pruned.blocks[0])
+    variant, bound = bounds.source_bound(checked_target, checked_source, alpha_for(None), token_bound(None),
+                                         config.bound, VERDICT_DPS)
     length = config.lengths[0]
-    X, mask = test.tokens(length), full_attention(length)
+    X, mask = test.tokens(length), full_attention(length)  # untrained targets: the token stays at zero
     errors = _transformer_errors(target, pruned, X, mask)
     record = _verdict_record(errors, X, reference.transformer, target, pruned, bound, mask)
     return [{
         "figure": config.figure, "width": width, "length": length, "blocks": blocks, "source": index,
         "seed": [config.seed, FIGURES.index(config.figure), blocks, width, index],
-        "bound_statement": statement.__name__.rsplit(".", 1)[-1],
+        "bound_statement": statement, "bound_variant": variant,
         **_pruning_record(result), **record,
         "seconds": time.perf_counter() - started,
     }]
@@ -261,22 +286,35 @@ def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
                 yield _key(config.figure, blocks, width, index), blocks, width, index
 
 
-def build_targets(config: SweepConfig, progress: bool = True) -> dict[int, Any]:
+@dataclass(frozen=True)
+class BuiltTargets:
+    """One target per block count (as built, before the norm policy), the regression
+    token the sources read (None: zero) and the target's training loss."""
+
+    weights: dict[int, Any]
+    token: np.ndarray | None = None
+    train_loss: float | None = None
+
+
+def build_targets(config: SweepConfig, progress: bool = True) -> BuiltTargets:
     """One target per block count, seeded; trained (Figures 4, 5) or untrained (Figure 6)."""
     rng = np.random.default_rng([config.seed, FIGURES.index(config.figure), 10**6])
     built: dict[int, Any] = {}
+    token, loss = None, None
     for blocks in config.blocks:
         if config.figure in ("fig4", "fig5"):
             initial = targets.theory_target_mha(rng, 2, 1, config.d_key, config.d_key, config.heads)
             if config.train_target:
                 training = targets.TrainingConfig(epochs=config.target_epochs)
-                initial = targets.train_mha(initial, angular_velocity("train", config.seed), training,
-                                            seed=config.seed, progress=progress)
+                trained = targets.train_mha(initial, angular_velocity("train", config.seed), training,
+                                            seed=config.seed, progress=progress,
+                                            regression_token=config.regression_token)
+                initial, token, loss = trained.weights, trained.token, trained.train_loss
             built[blocks] = initial
         else:
             built[blocks] = targets.theory_target_transformer(rng, blocks, 2, config.d_key, config.d_key,
                                                               config.heads)
-    return built
+    return BuiltTargets(built, token, loss)
 
 
 @dataclass(frozen=True)
@@ -287,13 +325,15 @@ class SourceContext:
     config: SweepConfig
     targets: dict[int, Any]  # blocks -> the prepared target (norm policy applied)
     test: AngularVelocity
+    token: np.ndarray | None = None  # the regression token (None: zero)
 
 
 def source_records(context: SourceContext, blocks: int, width: int, index: int) -> list[dict[str, Any]]:
     """The records of one source: the unit of work every executor runs (top level, so picklable)."""
     config = context.config
-    work = mha_source if config.figure in ("fig4", "fig5") else transformer_source
-    return work(config, context.targets[blocks], width, index, context.test)
+    if config.figure in ("fig4", "fig5"):
+        return mha_source(config, context.targets[blocks], width, index, context.test, context.token)
+    return transformer_source(config, context.targets[blocks], width, index, context.test)
 
 
 def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
@@ -309,7 +349,8 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
 
     validate_config(config)
     with RunDirectory(out, asdict(config)) as run_dir:
-        raw_targets = build_targets(config, progress)
+        built = build_targets(config, progress)
+        raw_targets = built.weights
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
         test = angular_velocity("test", config.seed, config.test_samples)
         done = run_dir.done()
@@ -317,7 +358,7 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
         total = config.sources * len(config.widths) * len(config.blocks)
         bar = tqdm(total=total, initial=total - len(todo), desc=f"{config.figure} sources",
                    disable=not progress, unit="src")
-        context = SourceContext(config, prepared, test)
+        context = SourceContext(config, prepared, test, built.token)
         # closing: an interrupted driver cancels the tasks it no longer waits for at once
         with closing((executor or InProcessExecutor()).map_unordered(source_records, context, todo)) as results:
             for key, records in results:
@@ -328,6 +369,9 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
         summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})
         summary["fingerprint"] = run_dir.fingerprint
         summary["complete"] = len(run_dir.done()) == total
+        summary["regression_token"] = None if built.token is None else [float(v) for v in built.token]
+        summary["target_train_loss"] = built.train_loss
+        summary["alpha"] = alpha_for(built.token)
         run_dir.write_json("summary.json", summary)
         return summary
 
@@ -358,6 +402,7 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
         "worst_ratio": max((float(r["ratio"]) for r in records), default=None),
         "target_norms": {str(b): n for b, n in target_norms.items()},
         "norm_policy": config.norm_policy,
+        "bound_variants": sorted({str(r.get("bound_variant", "as-proven")) for r in records}),
     }
 
 
