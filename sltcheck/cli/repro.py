@@ -8,6 +8,8 @@ from typing import Any
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
+    from sltcheck.repro.fits import interval_text
+
     points = summary["points"]
     print(f"\n{summary['figure']}: {summary['checked']} pruned sources checked against their "
           f"a-posteriori bound, {len(summary['violations'])} violations, "
@@ -23,10 +25,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         if not fit or "error" in fit:
             print(f"  {name}: no fit ({fit.get('error') if fit else 'too few points'})")
             continue
-        g0, g1 = fit["gamma_interval"]
-        d0, d1 = fit["delta_interval"]
-        print(f"  {name}: gamma = {fit['gamma']:.4g} [{g0:.3g}, {g1:.3g}], "
-              f"delta = {fit['delta']:.4g} [{d0:.3g}, {d1:.3g}]")
+        print(f"  {name}: gamma = {interval_text(fit, 'gamma')}, delta = {interval_text(fit, 'delta')}")
     for violation in summary["violations"][:10]:
         print(f"  VIOLATION: {violation}")
 

@@ -31,6 +31,7 @@ from sltcheck import __version__
 from sltcheck.jsonfiles import write_json_atomic
 from sltcheck.report.inputs import settings as run_settings
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
+from sltcheck.repro.fits import interval_text
 from sltcheck.repro.store import versions
 from sltcheck.schema import SCHEMA_VERSION, json_safe
 
@@ -338,7 +339,7 @@ def _synthetic_plot(summary: dict[str, Any]) -> str:
                 series.append(Series(f"fit {label}", x, [fit["gamma"] * math.exp(-fit["delta"] * v) for v in x],
                                      dashed=True, markers=False, color=series[-1].color))
             series.append(Series(f"bound {label}", x, [float(p["mean_bound"]) for p in chosen],
-                                 dashed=True, markers=False))
+                                 dashed=True, markers=False, scales_axis=False))
         if figure == "fig4" and paper and points:
             x = sorted({float(p["width"]) for p in points})
             series.append(Series("paper 0.8e^-0.06n", x, [paper["gamma"] * math.exp(-paper["delta"] * v) for v in x],
@@ -357,8 +358,7 @@ def _synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
     shown = []
     for summary in report["synthetic"]:
         fits = [{"name": name,
-                 "gamma": f"{fit['gamma']:.4g} [{fit['gamma_interval'][0]:.3g}, {fit['gamma_interval'][1]:.3g}]",
-                 "delta": f"{fit['delta']:.4g} [{fit['delta_interval'][0]:.3g}, {fit['delta_interval'][1]:.3g}]"}
+                 "gamma": interval_text(fit, "gamma"), "delta": interval_text(fit, "delta")}
                 for name, fit in summary.get("fits", {}).items() if isinstance(fit, dict) and "gamma" in fit]
         points = [(p["blocks"], p["length"], p["width"], p["sources"], f"{float(p['mean']):.4g}",
                    f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", _ratio(p["max_ratio"]))
@@ -394,7 +394,7 @@ def _lm_plot(result: dict[str, Any]) -> str:
     else:
         groups: dict[str, list[dict[str, Any]]] = {}
         for p in summary:
-            label = "dense" if p.get("mode") != "edge-popup" else f"s = {float(p['scale']):.3g}"
+            label = p.get("series") or ("dense" if p.get("mode") != "edge-popup" else f"s = {float(p['scale']):.3g}")
             groups.setdefault(label, []).append(p)
         for label, chosen in groups.items():
             chosen.sort(key=lambda p: float(p["nonzero_params"]))

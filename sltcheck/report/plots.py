@@ -24,6 +24,9 @@ class Series:
     markers: bool = True
     color: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    # False: a reference curve (e.g. a bound of 1e166) that must not stretch the axis; its
+    # points beyond the data's range are drawn as labelled arrows at the plot's edge
+    scales_axis: bool = True
 
 
 def _ticks(low: float, high: float, log: bool) -> list[float]:
@@ -48,9 +51,10 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
               logx: bool = False, width: int = 560, height: int = 340) -> str:
     """A line plot with optional error bars (mean ± std) and log axes."""
     left, right, top, bottom = 70, 170, 30, 50
+    scaling = [s for s in series if s.scales_axis] or series
     xs = [x for s in series for x in s.x]
-    ys = [y for s in series for y in s.y]
-    for s in series:
+    ys = [y for s in scaling for y in s.y]
+    for s in scaling:
         if s.yerr:
             ys += [y + e for y, e in zip(s.y, s.yerr, strict=True)]
             ys += [y - e for y, e in zip(s.y, s.yerr, strict=True) if not logy or y - e > 0]
@@ -114,6 +118,12 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         if not points:
             continue
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        if not s.scales_axis:
+            parts += _off_scale_markers([p for p in points if not y0 <= p[1] <= y1], tx, ty, y0, y1, color)
+            points = [p for p in points if y0 <= p[1] <= y1]
+            if not points:
+                parts.append(_legend(width, right, top, index, color, dash, f"{s.label} (off scale)"))
+                continue
         path = " ".join(f"{tx(x):.1f},{ty(y):.1f}" for x, y in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>')
         if s.markers:
@@ -123,13 +133,32 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
                 low = y - e if (not logy or y - e > 0) else y0
                 parts.append(f'<line x1="{tx(x):.1f}" y1="{ty(low):.1f}" x2="{tx(x):.1f}" '
                              f'y2="{ty(y + e):.1f}" stroke="{color}" stroke-width="1"/>')
-        legend_y = top + 16 * index + 10
-        parts.append(f'<line x1="{width - right + 10}" y1="{legend_y}" x2="{width - right + 30}" '
-                     f'y2="{legend_y}" stroke="{color}" stroke-width="2"{dash}/>'
-                     f'<text x="{width - right + 34}" y="{legend_y + 4}" font-size="11">'
-                     f'{escape(s.label[:24])}</text>')
+        parts.append(_legend(width, right, top, index, color, dash, s.label))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _legend(width: int, right: int, top: int, index: int, color: str, dash: str, label: str) -> str:
+    legend_y = top + 16 * index + 10
+    return (f'<line x1="{width - right + 10}" y1="{legend_y}" x2="{width - right + 30}" '
+            f'y2="{legend_y}" stroke="{color}" stroke-width="2"{dash}/>'
+            f'<text x="{width - right + 34}" y="{legend_y + 4}" font-size="11">'
+            f'{escape(label[:30])}</text>')
+
+
+def _off_scale_markers(points: list[tuple[float, float]], tx, ty, y0: float, y1: float,  # noqa: ANN001
+                       color: str) -> list[str]:
+    """An arrow at the top (or bottom) edge for each point beyond the axis, labelled with its value."""
+    out = []
+    for x, y in points:
+        above = y > y1
+        edge = ty(y1) if above else ty(y0)
+        tip, base, text_y = (edge, edge + 8, edge + 19) if above else (edge, edge - 8, edge - 11)
+        out.append(f'<polygon points="{tx(x) - 4:.1f},{base:.1f} {tx(x) + 4:.1f},{base:.1f} {tx(x):.1f},{tip:.1f}" '
+                   f'fill="{color}" class="off-scale"><title>{escape(_fmt(y))}</title></polygon>'
+                   f'<text x="{tx(x):.1f}" y="{text_y:.1f}" text-anchor="middle" font-size="9" fill="{color}">'
+                   f'{escape(_fmt(y))}</text>')
+    return out
 
 
 def histogram(values: list[float], *, title: str, xlabel: str, bins: int = 20, width: int = 360,

@@ -18,10 +18,13 @@ WORKSHOP_FIT = {"gamma": 0.77, "delta": 0.055}
 
 @dataclass(frozen=True)
 class DecayFit:
+    """A fit and its 95% intervals; an interval is None where the data cannot identify it
+    (as many points as fitted parameters, or a singular covariance): never [nan, nan]."""
+
     gamma: float
     delta: float
-    gamma_interval: tuple[float, float]
-    delta_interval: tuple[float, float]
+    gamma_interval: tuple[float, float] | None
+    delta_interval: tuple[float, float] | None
     points: int
 
     def as_dict(self) -> dict[str, object]:
@@ -31,11 +34,22 @@ class DecayFit:
         return self.gamma * np.exp(-self.delta * np.asarray(n, dtype=float))
 
 
-def _interval(value: float, variance: float, dof: int, level: float = 0.95) -> tuple[float, float]:
+def _interval(value: float, variance: float, dof: int, level: float = 0.95) -> tuple[float, float] | None:
     if dof <= 0 or not np.isfinite(variance):
-        return (float("nan"), float("nan"))
+        return None
     half = stats.t.ppf(0.5 + level / 2, dof) * float(np.sqrt(max(variance, 0.0)))
     return (value - half, value + half)
+
+
+def interval_text(fit: dict[str, object], parameter: str) -> str:
+    """"0.8 [0.7, 0.9]", or "0.8, interval not identifiable (2 points)", for a fit's as_dict()."""
+    value = fit.get(parameter)
+    interval = fit.get(f"{parameter}_interval")
+    head = f"{float(value):.4g}" if isinstance(value, (int, float)) else "?"
+    if isinstance(interval, (list, tuple)) and len(interval) == 2 and all(
+            isinstance(v, (int, float)) and np.isfinite(v) for v in interval):
+        return f"{head} [{float(interval[0]):.3g}, {float(interval[1]):.3g}]"
+    return f"{head}, interval not identifiable ({fit.get('points', '?')} points)"
 
 
 def fit_decay(n: np.ndarray, eps: np.ndarray, delta: float | None = None) -> DecayFit:
@@ -58,4 +72,4 @@ def fit_decay(n: np.ndarray, eps: np.ndarray, delta: float | None = None) -> Dec
     (gamma,), cov = optimize.curve_fit(lambda x, g: g * np.exp(-delta * x), n, eps,
                                        p0=(float(eps @ shape / (shape @ shape)),))
     return DecayFit(float(gamma), float(delta), _interval(gamma, cov[0, 0], n.size - 1),
-                    (float(delta), float(delta)), n.size)
+                    (float(delta), float(delta)), n.size)  # delta given: a point interval
