@@ -11,7 +11,7 @@ import torch
 
 from sltcheck.lm.data import LMData, load_wikitext, synthetic_text
 from sltcheck.lm.model import ModelConfig
-from sltcheck.lm.sweeps import SweepConfig, fig7_points, fig8_points, run_sweep
+from sltcheck.lm.sweeps import SweepConfig, combine_sizes, fig7_points, fig7_size_points, fig8_points, run_sweep
 from sltcheck.lm.train import RunSpec, TrainConfig, lr_factor, train_run
 
 BLOCK = 32
@@ -134,6 +134,32 @@ def test_fig7_points_include_both_scales_and_dense() -> None:
         ("edge-popup", 2.8284, 0.3), ("dense", 1.0, 1.0)}
 
 
+def test_fig7_compares_sizes_at_thirty_percent_kept() -> None:
+    points = fig7_size_points(64)
+    assert {(p.mode, round(p.scale, 4), p.keep_fraction) for p in points} == {
+        ("edge-popup", 1.0, 0.3), ("edge-popup", 2.8284, 0.3), ("dense", 1.0, 1.0)}
+
+
+def test_fig7_combines_one_sweep_per_size(data: LMData, tmp_path: Path) -> None:
+    base = _spec(data)
+    train = replace(base.train, epochs=1, steps_per_epoch=2)
+    documents = {}
+    for size, width in (("narrow", 16), ("wide", 32)):
+        model = replace(base.model, n_embd=width, n_head=2)
+        sweep = SweepConfig("fig7", size, model, train, tuple(fig7_size_points(model.head_dim)), (0,))
+        documents[size] = run_sweep(sweep, data, tmp_path / size, progress=False, log=lambda _: None)
+    combined = json.loads(json.dumps(combine_sizes(documents)))
+    assert combined["figure"] == "fig7" and combined["config"]["sizes"] == ["narrow", "wide"]
+    series = {(e["size"], e["series"]) for e in combined["summary"]}
+    assert series == {(size, label) for size in ("narrow", "wide")
+                      for label in ("s = 1", "s = n_K^(1/4)", "dense (trained)")}
+    nonzero = {(e["size"], e["series"]): e["nonzero_params"] for e in combined["summary"]}
+    assert nonzero[("narrow", "s = 1")] < nonzero[("wide", "s = 1")]  # the x axis: model size
+    assert nonzero[("wide", "s = 1")] < nonzero[("wide", "dense (trained)")]
+    with pytest.raises(ValueError, match="documents must hold at least one model size"):
+        combine_sizes({})
+
+
 def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
     from sltcheck.cli import CommandLine
     from sltcheck.cli import lm as lm_cli
@@ -144,6 +170,13 @@ def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"preset must be one of 'cpu-tiny'.*got 'gpt5'"):
         args.handler(args)
     args = cli.parser.parse_args(["repro", "fig7", "--data", str(tmp_path / "missing"),
+                                  "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="data_dir must be an existing directory"):
+        args.handler(args)
+    args = cli.parser.parse_args(["repro", "fig7", "--sizes", "cpu-xs,gpt5", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="size must be one of"):
+        args.handler(args)
+    args = cli.parser.parse_args(["repro", "fig7-keep", "--data", str(tmp_path / "missing"),
                                   "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="data_dir must be an existing directory"):
         args.handler(args)

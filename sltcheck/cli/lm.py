@@ -1,5 +1,5 @@
-"""Commands ``sltcheck repro fig7``, ``sltcheck repro fig8`` (Section 4.3,
-Figures 7 and 8) and ``sltcheck bench lm-step``."""
+"""Commands ``sltcheck repro fig7``, ``sltcheck repro fig7-keep``, ``sltcheck repro fig8``
+(Section 4.3, Figures 7 and 8) and ``sltcheck bench lm-step``."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ def _float_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _common(sub: argparse.ArgumentParser, figure: str) -> None:
+def _common(sub: argparse.ArgumentParser, figure: str, preset: bool = True) -> None:
     _require_lm(sub)
-    sub.add_argument("--preset", default="cpu-tiny",
-                     help=f"model size, one of {', '.join(_preset_names())} (default cpu-tiny)")
+    if preset:
+        sub.add_argument("--preset", default="cpu-tiny",
+                         help=f"model size, one of {', '.join(_preset_names())} (default cpu-tiny)")
     sub.add_argument("--out", default=None, help=f"run directory (default runs/{figure}-PRESET)")
     sub.add_argument("--seeds", type=int, default=None,
                      help="number of seeds 0..N-1 (default 2 for cpu-tiny, 3 otherwise)")
@@ -58,6 +59,37 @@ def _common(sub: argparse.ArgumentParser, figure: str) -> None:
 
 
 def _sweep(args: argparse.Namespace, figure: str) -> int:
+    from sltcheck.lm.sweeps import format_table
+    from sltcheck.numerics.validation import check_choice
+
+    preset = check_choice("preset", args.preset, _preset_names())
+    _set_threads(args.threads)
+    out = Path(args.out or f"runs/{figure}-{preset}")
+    document = _run_preset(args, figure, preset, out)
+    print(format_table(document))
+    print(f"results: {out / 'results.json'}")
+    return 0
+
+
+def _fig7_sizes(args: argparse.Namespace) -> int:
+    """The paper's Figure 7: one sweep per size at 30 % kept, combined into OUT/results.json."""
+    from sltcheck.lm.sweeps import combine_sizes, format_table, write_json
+    from sltcheck.numerics.validation import check_choice
+
+    sizes = [check_choice("size", size, _preset_names()) for size in _float_list(args.sizes)]
+    if not sizes or len(set(sizes)) != len(sizes):
+        raise ValueError(f"sizes must be distinct presets separated by commas, got {args.sizes!r}")
+    _set_threads(args.threads)
+    out = Path(args.out or f"runs/fig7-{'+'.join(sizes)}")
+    documents = {size: _run_preset(args, "fig7", size, out / "sizes" / size) for size in sizes}
+    document = combine_sizes(documents)
+    write_json(out / "results.json", document)
+    print(format_table(document))
+    print(f"results: {out / 'results.json'} (one run directory per size under {out / 'sizes'})")
+    return 0
+
+
+def _run_preset(args: argparse.Namespace, figure: str, preset: str, out: Path) -> dict:
     from sltcheck.lm.data import find_data_dir
     from sltcheck.lm.sweeps import (
         PRESET_SEEDS,
@@ -65,16 +97,12 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
         default_model,
         default_train,
         fig7_points,
+        fig7_size_points,
         fig8_points,
-        format_table,
         load_data_for,
         run_sweep,
     )
-    from sltcheck.numerics.validation import check_choice
 
-    preset = check_choice("preset", args.preset, _preset_names())
-    _set_threads(args.threads)
-    out = Path(args.out or f"runs/{figure}-{preset}")
     model_overrides = {} if args.block_size is None else {"block_size": args.block_size}
     model = default_model(preset, **model_overrides)
     vocab_size = args.vocab_size or model.vocab_size
@@ -104,6 +132,8 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
     if figure == "fig8":
         scales = _float_list(args.scales)
         points = fig8_points(model.head_dim, scales, args.keep_fraction)
+    elif figure == "fig7":
+        points = fig7_size_points(model.head_dim, args.keep_fraction, dense=not args.no_dense)
     else:
         keeps = [float(k) for k in _float_list(args.keep_fractions)]
         points = fig7_points(model.head_dim, keeps, dense=not args.no_dense)
@@ -113,10 +143,7 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
           f"{train.epochs} x {train.steps_per_epoch} steps, batch {train.batch_size}, "
           f"lr {train.lr:g} -> {train.min_lr:g}; train on {data.info['train_split']} "
           f"({data.info['train_tokens']} tokens), validate on {data.info['val_split']} -> {out}")
-    document = run_sweep(sweep, data, out, device=args.device, progress=not args.quiet)
-    print(format_table(document))
-    print(f"results: {out / 'results.json'}")
-    return 0
+    return run_sweep(sweep, data, out, device=args.device, progress=not args.quiet)
 
 
 def _set_threads(threads: int | None) -> None:
@@ -130,7 +157,11 @@ def _set_threads(threads: int | None) -> None:
 
 
 def _fig7(args: argparse.Namespace) -> int:
-    return _sweep(args, "fig7")
+    return _fig7_sizes(args)
+
+
+def _fig7_keep(args: argparse.Namespace) -> int:
+    return _sweep(args, "fig7-keep")
 
 
 def _fig8(args: argparse.Namespace) -> int:
@@ -154,8 +185,13 @@ def _bench(args: argparse.Namespace) -> int:
 
 def register(cli) -> None:
     cli.command(
-        "fig7", "Figure 7: edge-popup loss vs nonzero parameters, with/without Q/K scaling",
+        "fig7", "Figure 7: edge-popup loss vs nonzero parameters across model sizes at 30% kept, "
+        "with/without Q/K scaling, beside dense models",
         _fig7, group="repro", arguments=_fig7_arguments,
+    )
+    cli.command(
+        "fig7-keep", "beyond the paper: Figure 7 inside one model, the kept fraction varied",
+        _fig7_keep, group="repro", arguments=_fig7_keep_arguments,
     )
     cli.command("fig8", "Figure 8: edge-popup loss vs query/key scale s", _fig8,
                 group="repro", arguments=_fig8_arguments)
@@ -164,7 +200,19 @@ def register(cli) -> None:
 
 
 def _fig7_arguments(fig7: argparse.ArgumentParser) -> None:
-    _common(fig7, "fig7")
+    from sltcheck.lm.sweeps import FIG7_CPU_SIZES, FIG7_SIZES
+
+    _common(fig7, "fig7", preset=False)
+    fig7.add_argument("--sizes", default=",".join(FIG7_CPU_SIZES),
+                      help=f"comma-separated model presets (default {','.join(FIG7_CPU_SIZES)}, a CPU stand-in; "
+                           f"the paper's: {','.join(FIG7_SIZES)})")
+    fig7.add_argument("--keep-fraction", type=float, default=0.30,
+                      help="fraction of weights kept (default 0.30, the paper's)")
+    fig7.add_argument("--no-dense", action="store_true", help="skip the dense-trained references")
+
+
+def _fig7_keep_arguments(fig7: argparse.ArgumentParser) -> None:
+    _common(fig7, "fig7-keep")
     fig7.add_argument("--keep-fractions", default="0.1,0.2,0.3,0.5,0.7",
                       help="comma-separated fractions of weights kept")
     fig7.add_argument("--no-dense", action="store_true", help="skip the dense-trained reference")

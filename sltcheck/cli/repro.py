@@ -36,7 +36,7 @@ def _handler(figure: str):
         from sltcheck.repro import synthetic
 
         overrides = {}
-        for name in ("solver", "init", "sources", "seed", "norm_policy"):
+        for name in ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound"):
             value = getattr(args, name)
             if value is not None:
                 overrides[name] = value
@@ -79,7 +79,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sources", type=int, default=None, help="random sources per point")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
-                        help="targets above the theorems' norm limits: rescale (default) or keep")
+                        help="targets above the theorems' norm limits: rescale (theory mode's default) "
+                             "or keep (paper mode's default)")
+    parser.add_argument("--regression-token", dest="regression_token", choices=("learned", "fixed-zero"),
+                        default=None, help="the trained target's regression token: learned from zero "
+                                           "(B.1, default) or fixed at zero")
+    parser.add_argument("--bound", choices=("auto", "as-proven", "actual-norms"), default=None,
+                        help="the bound each source is checked against: auto (default: as-proven where the "
+                             "target meets the norm assumptions, else the chain with the actual norms)")
     parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
     parser.add_argument("--no-progress", action="store_true")
     where = parser.add_argument_group("where the sources run (the target is built by this process)")

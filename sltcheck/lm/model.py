@@ -92,6 +92,10 @@ def theory_scale(head_dim: int) -> float:
 # pass block_size=512 to match the hub config).
 PRESETS: dict[str, ModelConfig] = {
     "cpu-tiny": ModelConfig(n_layer=2, n_embd=128, n_head=4, block_size=128, vocab_size=2048),
+    # cpu-learn: the CPU preset of Figure 8 that learns (smaller vocabulary, shorter context,
+    # more steps than cpu-tiny); cpu-xs: a smaller model of the same n_K for Figure 7's sizes
+    "cpu-xs": ModelConfig(n_layer=1, n_embd=64, n_head=2, block_size=64, vocab_size=512),
+    "cpu-learn": ModelConfig(n_layer=2, n_embd=128, n_head=4, block_size=64, vocab_size=512),
     "gpt2-mini": ModelConfig(n_layer=4, n_embd=512, n_head=8, block_size=1024, vocab_size=50257),
     "gpt2-small": ModelConfig(n_layer=12, n_embd=768, n_head=12, block_size=1024, vocab_size=50257),
     "gpt2-medium": ModelConfig(

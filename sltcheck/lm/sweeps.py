@@ -1,9 +1,12 @@
 """Figures 7 and 8 (Section 4.3): sweeps of edge-popup runs in GPT-2.
 
-* ``fig7``: validation loss vs number of nonzero parameters, with and without
-  query/key scaling (s = 1 and s = n_K^(1/4)); the number of nonzero parameters
-  is varied through ``keep_fraction`` over a grid; a densely trained model
-  (s = 1, no mask) gives the reference line.
+* ``fig7`` (the paper's): validation loss vs number of nonzero parameters across
+  model SIZES (gpt2-mini, small, medium), each at 30 % kept, with and without
+  query/key scaling (s = 1 and s = n_K^(1/4)), beside a densely trained model of
+  each size (s = 1, no mask): one sweep per size into ``OUT/sizes/<size>/`` and
+  their combination in ``OUT/results.json`` (:func:`combine_sizes`).
+* ``fig7-keep`` (beyond the paper): the same comparison inside ONE model, the
+  number of nonzero parameters varied through ``keep_fraction`` over a grid.
 * ``fig8``: validation loss vs s in {1, 1.5, 2, 2.5, n_K^(1/4), 3.5, 4, 5} at
   keep_fraction 0.30.
 
@@ -33,18 +36,29 @@ from sltcheck.numerics.validation import check_choice
 SCHEMA_VERSION = 1
 FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 5.0)
 FIG7_KEEP_FRACTIONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7)
+FIG7_KEEP_FRACTION = 0.30  # k = 30 % kept (Section 4.3, Appendix B.2)
+FIG7_SIZES: tuple[str, ...] = ("gpt2-mini", "gpt2-small", "gpt2-medium")  # the paper's
+FIG7_CPU_SIZES: tuple[str, ...] = ("cpu-xs", "cpu-learn")  # a CPU-scale stand-in
+FIGURES = ("fig7", "fig7-keep", "fig8")
 
 # Training defaults per preset. cpu-tiny keeps `repro fig8` to a few minutes on
 # two cores; the GPU presets follow Appendix B.2 (50 epochs x 227 steps) with a
 # batch size the paper does not give.
 PRESET_TRAIN: dict[str, TrainConfig] = {
     "cpu-tiny": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=16, val_blocks=128),
+    # cpu-learn / cpu-xs: vocabulary 512, context 64, a score learning rate of 0.03 so that the
+    # masks move within minutes (see sltcheck/lm/README.md for the measured losses)
+    "cpu-learn": TrainConfig(epochs=4, steps_per_epoch=100, batch_size=32, lr=3e-2, min_lr=3e-3,
+                             val_blocks=256),
+    "cpu-xs": TrainConfig(epochs=4, steps_per_epoch=100, batch_size=32, lr=3e-2, min_lr=3e-3,
+                          val_blocks=256),
     "gpt2-mini": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
     "gpt2-small": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
     "gpt2-medium": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=16, grad_accum=2,
                                val_blocks=512),
 }
-PRESET_SEEDS: dict[str, int] = {"cpu-tiny": 2, "gpt2-mini": 3, "gpt2-small": 3, "gpt2-medium": 3}
+PRESET_SEEDS: dict[str, int] = {"cpu-tiny": 2, "cpu-learn": 3, "cpu-xs": 3, "gpt2-mini": 3, "gpt2-small": 3,
+                                 "gpt2-medium": 3}
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,52 @@ def fig7_points(head_dim: int, keep_fractions: Sequence[float] = FIG7_KEEP_FRACT
     if dense:
         points.append(Point("dense", 1.0, 1.0))
     return points
+
+
+def fig7_size_points(head_dim: int, keep_fraction: float = FIG7_KEEP_FRACTION,
+                     dense: bool = True) -> list[Point]:
+    """One size of the paper's Figure 7: s = 1 and s = n_K^(1/4) at ``keep_fraction``, and dense."""
+    keep_fraction = check_keep_fraction(keep_fraction)
+    points = [Point("edge-popup", s, keep_fraction) for s in (1.0, theory_scale(head_dim))]
+    if dense:
+        points.append(Point("dense", 1.0, 1.0))
+    return points
+
+
+def series_label(entry: dict, theory: float) -> str:
+    """The Figure 7 series a summary entry belongs to: dense, s = 1 or s = n_K^(1/4)."""
+    if entry["mode"] == "dense":
+        return "dense (trained)"
+    if abs(float(entry["scale"]) - theory) < 1e-9:
+        return "s = n_K^(1/4)"
+    return f"s = {float(entry['scale']):g}"
+
+
+def combine_sizes(documents: dict[str, dict]) -> dict:
+    """The paper's Figure 7 from one fig7 ``results.json`` document per model size: every
+    summary entry and run gains ``size`` and ``series`` (dense, s = 1, s = n_K^(1/4))."""
+    if not documents:
+        raise ValueError("documents must hold at least one model size, got none")
+    summary, runs = [], []
+    for size, document in documents.items():
+        theory = float(document["config"]["theory_scale"])
+        summary += [{**entry, "size": size, "series": series_label(entry, theory)}
+                    for entry in document["summary"]]
+        runs += [{**run, "size": size} for run in document["runs"]]
+    summary.sort(key=lambda e: (e["series"], e["nonzero_params"]))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "figure": "fig7",
+        "preset": ",".join(documents),
+        "config": {
+            "sizes": list(documents),
+            "per_size": {size: document["config"] for size, document in documents.items()},
+            "theory_scale": {size: document["config"]["theory_scale"] for size, document in documents.items()},
+        },
+        "runs": runs,
+        "summary": summary,
+        "versions": versions(),
+    }
 
 
 def fig8_points(head_dim: int, scales: Sequence[float | str] = FIG8_SCALES,
@@ -172,6 +232,11 @@ def results_document(figure: str, preset: str, config: dict, runs: list[dict]) -
     }
 
 
+def write_json(path: Path, document: dict) -> None:
+    """Write ``document`` to ``path`` atomically (a temporary file, then a rename)."""
+    _write_json(path, document)
+
+
 def _write_json(path: Path, document: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
@@ -201,7 +266,7 @@ def run_sweep(
     log=print,
 ) -> dict:
     """Run every (point, seed) not yet finished in ``out``; return results.json's document."""
-    check_choice("figure", sweep.figure, ("fig7", "fig8"))
+    check_choice("figure", sweep.figure, FIGURES)
     out = Path(out)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -285,11 +350,12 @@ def format_table(document: dict) -> str:
     summary = document["summary"]
     theory = document["config"]["theory_scale"]
     edge = [s for s in summary if s["mode"] == "edge-popup"]
-    best = min(edge, key=lambda s: s["best_val_loss_mean"]) if edge else None
+    best = min(edge, key=lambda s: s["best_val_loss_mean"]) if edge and "sizes" not in document["config"] else None
+    head = (f"n_K^(1/4) per size: {theory}" if isinstance(theory, dict)
+            else f"n_K = {document['config']['head_dim']}, n_K^(1/4) = {theory:.3f}")
     lines = [
-        f"{document['figure']} {document['preset']}: n_K = {document['config']['head_dim']}, "
-        f"n_K^(1/4) = {theory:.3f}",
-        f"{'mode':<11} {'s':>7} {'keep':>6} {'nonzero':>10} {'seeds':>5} "
+        f"{document['figure']} {document['preset']}: {head}",
+        f"{'size':<12} {'mode':<11} {'s':>7} {'keep':>6} {'nonzero':>10} {'seeds':>5} "
         f"{'best val loss':>20} {'final val loss':>20}",
     ]
     for s in summary:
@@ -297,7 +363,7 @@ def format_table(document: dict) -> str:
             return f"{mean:.4f} ± {std:.4f}" if std is not None else f"{mean:.4f}"
         mark = "  <- min" if s is best else ""
         lines.append(
-            f"{s['mode']:<11} {s['scale']:>7.3f} {s['keep_fraction']:>6.3f} "
+            f"{s.get('size', document['preset']):<12} {s['mode']:<11} {s['scale']:>7.3f} {s['keep_fraction']:>6.3f} "
             f"{s['nonzero_params']:>10.0f} {s['n_seeds']:>5d} "
             f"{fmt(s['best_val_loss_mean'], s['best_val_loss_std']):>20} "
             f"{fmt(s['final_val_loss_mean'], s['final_val_loss_std']):>20}{mark}"
