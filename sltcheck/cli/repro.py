@@ -61,6 +61,27 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
     }
     for figure, help_text in helps.items():
         cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
+    cli.command("readme", "write the README's reproduction section from run directories", _readme,
+                group="repro", arguments=_readme_arguments)
+
+
+def _readme(args: argparse.Namespace) -> int:
+    from sltcheck.repro import readme
+
+    text = readme.render(readme.load(args.inputs))
+    if args.readme:
+        readme.rewrite(Path(args.readme), text)
+        print(f"rewrote the reproduction section of {args.readme}")
+    else:
+        print(text)
+    return 0
+
+
+def _readme_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--in", dest="inputs", nargs="+", required=True,
+                        help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
+    parser.add_argument("--readme", default=None, help="README to rewrite between its repro markers "
+                                                       "(default: print the section)")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
