@@ -111,7 +111,8 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     on_disk = json.loads((tmp_path / "results.json").read_text())
     assert on_disk == json.loads(json.dumps(doc))
     assert set(on_disk) == {"schema_version", "figure", "preset", "config", "runs", "summary",
-                            "versions"}
+                            "versions", "complete", "missing"}
+    assert on_disk["complete"] and on_disk["missing"] == []
     run_keys = {"scale", "keep_fraction", "seed", "best_val_loss", "final_val_loss",
                 "nonzero_params", "steps", "seconds"}
     assert all(run_keys <= set(r) for r in on_disk["runs"])
@@ -123,6 +124,10 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
 
     monkeypatch.setattr("sltcheck.lm.sweeps.train_run", boom)
     assert run_sweep(sweep, data, tmp_path, progress=False)["runs"] == doc["runs"]
+    # a sweep with more seeds than finished: collect_only trains nothing and says it is partial
+    partial = run_sweep(replace(sweep, seeds=(0, 1, 2)), data, tmp_path, progress=False, collect_only=True)
+    assert not partial["complete"] and len(partial["runs"]) == 4
+    assert sorted(partial["missing"]) == sorted(p.run_id(2) for p in points)
     with pytest.raises(ValueError, match="different settings"):
         run_sweep(replace(sweep, train=replace(train, lr=0.5)), data, tmp_path, progress=False)
 

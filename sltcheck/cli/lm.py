@@ -56,6 +56,9 @@ def _common(sub: argparse.ArgumentParser, figure: str, preset: bool = True) -> N
     sub.add_argument("--threads", type=int, default=None,
                      help="CPU threads for torch (default: torch's; 1 is faster on a busy machine)")
     sub.add_argument("--quiet", action="store_true", help="no progress bars")
+    sub.add_argument("--collect-only", action="store_true",
+                     help="train nothing: write results.json from the runs finished in --out "
+                          "(marked partial where some are missing)")
 
 
 def _sweep(args: argparse.Namespace, figure: str) -> int:
@@ -143,7 +146,8 @@ def _run_preset(args: argparse.Namespace, figure: str, preset: str, out: Path) -
           f"{train.epochs} x {train.steps_per_epoch} steps, batch {train.batch_size}, "
           f"lr {train.lr:g} -> {train.min_lr:g}; train on {data.info['train_split']} "
           f"({data.info['train_tokens']} tokens), validate on {data.info['val_split']} -> {out}")
-    return run_sweep(sweep, data, out, device=args.device, progress=not args.quiet)
+    return run_sweep(sweep, data, out, device=args.device, progress=not args.quiet,
+                     collect_only=args.collect_only)
 
 
 def _set_threads(threads: int | None) -> None:

@@ -197,7 +197,8 @@ def summarize(runs: list[dict]) -> list[dict]:
     return summary
 
 
-def results_document(figure: str, preset: str, config: dict, runs: list[dict]) -> dict:
+def results_document(figure: str, preset: str, config: dict, runs: list[dict],
+                     missing: list[str] | None = None) -> dict:
     """The ``results.json`` document.
 
     Schema (``schema_version`` 1)::
@@ -216,10 +217,12 @@ def results_document(figure: str, preset: str, config: dict, runs: list[dict]) -
                       "final_val_loss_mean", "final_val_loss_std",
                       "nonzero_params"}],
          "versions": {"sltcheck", "python", "torch", "transformers",
-                      "tokenizers", "numpy"}}
+                      "tokenizers", "numpy"},
+         "complete": bool, "missing": [run_id, ...]}
 
     Losses are mean next-token cross-entropies in nats; stds are sample
-    standard deviations over seeds (null with one seed).
+    standard deviations over seeds (null with one seed). ``complete`` is false
+    (and ``missing`` names the runs not finished) for a partial sweep.
     """
     return {
         "schema_version": SCHEMA_VERSION,
@@ -229,6 +232,8 @@ def results_document(figure: str, preset: str, config: dict, runs: list[dict]) -
         "runs": runs,
         "summary": summarize(runs),
         "versions": versions(),
+        "complete": not missing,
+        "missing": list(missing or []),
     }
 
 
@@ -264,8 +269,13 @@ def run_sweep(
     device: str = "auto",
     progress: bool = True,
     log=print,
+    collect_only: bool = False,
 ) -> dict:
-    """Run every (point, seed) not yet finished in ``out``; return results.json's document."""
+    """Run every (point, seed) not yet finished in ``out``; return results.json's document.
+
+    Runs go seed by seed (every point of seed 0 first), so a sweep cut short has every
+    point at some seeds. ``collect_only``: train nothing, write results.json from the
+    runs already finished (marked partial where some are missing)."""
     check_choice("figure", sweep.figure, FIGURES)
     out = Path(out)
     runs_dir = out / "runs"
@@ -283,8 +293,8 @@ def run_sweep(
         "device": device,
     }
     specs = []
-    for point in sweep.points:
-        for seed in sweep.seeds:
+    for seed in sweep.seeds:
+        for point in sweep.points:
             spec = RunSpec(
                 model=replace(sweep.model, qk_scale=point.scale),
                 train=sweep.train,
@@ -310,6 +320,7 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
 
     runs_dir = out / "runs"
     runs: list[dict] = []
+    missing = [run_id for run_id, _ in specs]
     bar = tqdm(specs, desc=f"{sweep.figure} {sweep.preset}", disable=not progress)
     for run_id, spec in bar:
         result_path = runs_dir / f"{run_id}.json"
@@ -321,17 +332,21 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
                     "pass another --out to run these settings"
                 )
             runs.append(stored["result"])
+            missing.remove(run_id)
+            continue
+        if collect_only:
             continue
         result = train_run(spec, data, runs_dir / run_id, device=device, progress=progress)
         assert result is not None
         result = {"run_id": run_id, **result}
         _write_json(result_path, {"spec": spec.to_dict(), "result": result})
         runs.append(result)
+        missing.remove(run_id)
         _write_json(out / "results.json",
-                    results_document(sweep.figure, sweep.preset, config, runs))
+                    results_document(sweep.figure, sweep.preset, config, runs, missing))
         log(f"  {run_id}: best val loss {result['best_val_loss']:.4f} "
             f"({result['seconds']:.0f} s)")
-    document = results_document(sweep.figure, sweep.preset, config, runs)
+    document = results_document(sweep.figure, sweep.preset, config, runs, missing)
     _write_json(out / "results.json", document)
     return document
 

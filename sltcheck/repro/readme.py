@@ -107,16 +107,17 @@ def fig8_minimum(document: dict[str, Any]) -> dict[str, Any]:
     for run in document["runs"]:
         if run["mode"] == "edge-popup":
             by_scale.setdefault(float(run["scale"]), []).append(float(run["best_val_loss"]))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for scale in sorted(by_scale):
         mean, half = _interval(by_scale[scale])
         rows.append({"scale": scale, "mean": mean, "half_width": half, "seeds": len(by_scale[scale])})
     theory = float(document["config"]["theory_scale"])
-    best = min(rows, key=lambda r: r["mean"])
-    at_theory = min(rows, key=lambda r: abs(r["scale"] - theory))
+    best = min(rows, key=lambda r: float(r["mean"]))
+    at_theory = min(rows, key=lambda r: abs(float(r["scale"]) - theory))
     overlap = None
     if best["half_width"] is not None and at_theory["half_width"] is not None:
-        overlap = best["mean"] + best["half_width"] >= at_theory["mean"] - at_theory["half_width"]
+        overlap = bool(float(best["mean"]) + float(best["half_width"])
+                       >= float(at_theory["mean"]) - float(at_theory["half_width"]))
     return {"rows": rows, "theory_scale": theory, "best_scale": best["scale"],
             "theory_within_best_interval": overlap}
 
@@ -130,7 +131,10 @@ def _fig8_lines(document: dict[str, Any]) -> list[str]:
     lines = [f"- **{document['preset']}** (`{document['_source']}`; {config['model']['n_layer']} layers, width "
              f"{config['model']['n_embd']}, n_K = {config['head_dim']}, vocabulary {vocab} (ln V = "
              f"{math.log(vocab):.3f}), {train['epochs']} x {train['steps_per_epoch']} steps, lr {train['lr']:g}; "
-             f"seeds per scale: {sorted(complete)}):"]
+             f"seeds per scale: {sorted(complete)})"
+             + ("" if document.get("complete", True) else
+                f" — PARTIAL: {len(document.get('missing', []))} runs missing, finish with the command in "
+                f"the README") + ":"]
     cells = []
     for r in analysis["rows"]:
         half = "" if r["half_width"] is None else f" ± {r['half_width']:.3f}"
