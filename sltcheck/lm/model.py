@@ -92,10 +92,14 @@ def theory_scale(head_dim: int) -> float:
 # pass block_size=512 to match the hub config).
 PRESETS: dict[str, ModelConfig] = {
     "cpu-tiny": ModelConfig(n_layer=2, n_embd=128, n_head=4, block_size=128, vocab_size=2048),
-    # cpu-learn: the CPU preset of Figure 8 that learns (smaller vocabulary, shorter context,
-    # more steps than cpu-tiny); cpu-xs: a smaller model of the same n_K for Figure 7's sizes
-    "cpu-xs": ModelConfig(n_layer=1, n_embd=64, n_head=2, block_size=64, vocab_size=512),
-    "cpu-learn": ModelConfig(n_layer=2, n_embd=128, n_head=4, block_size=64, vocab_size=512),
+    # cpu-learn: the CPU preset of Figure 8 that learns: gpt2-mini's width and n_K = 64 (so
+    # n_K^(1/4) = 2.83 as in the paper) in one block, vocabulary 512, context 32. Width matters:
+    # with frozen tied embeddings of std 0.02 after a layer norm a logit is at most ~0.02 n_embd,
+    # so width 128 cannot express a sharp next-token distribution (measured: 2 blocks of width
+    # 128 end at 5.16 = 17 % below ln 512 after 400 steps; width 512, 24 % after 100).
+    # cpu-xs: half the width, the same n_K, for Figure 7's sizes at CPU scale.
+    "cpu-xs": ModelConfig(n_layer=1, n_embd=256, n_head=4, block_size=32, vocab_size=512),
+    "cpu-learn": ModelConfig(n_layer=1, n_embd=512, n_head=8, block_size=32, vocab_size=512),
     "gpt2-mini": ModelConfig(n_layer=4, n_embd=512, n_head=8, block_size=1024, vocab_size=50257),
     "gpt2-small": ModelConfig(n_layer=12, n_embd=768, n_head=12, block_size=1024, vocab_size=50257),
     "gpt2-medium": ModelConfig(

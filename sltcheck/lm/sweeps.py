@@ -48,9 +48,9 @@ PRESET_TRAIN: dict[str, TrainConfig] = {
     "cpu-tiny": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=16, val_blocks=128),
     # cpu-learn / cpu-xs: vocabulary 512, context 64, a score learning rate of 0.03 so that the
     # masks move within minutes (see sltcheck/lm/README.md for the measured losses)
-    "cpu-learn": TrainConfig(epochs=4, steps_per_epoch=100, batch_size=32, lr=3e-2, min_lr=3e-3,
+    "cpu-learn": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=32, lr=3e-2, min_lr=3e-3,
                              val_blocks=256),
-    "cpu-xs": TrainConfig(epochs=4, steps_per_epoch=100, batch_size=32, lr=3e-2, min_lr=3e-3,
+    "cpu-xs": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=32, lr=3e-2, min_lr=3e-3,
                           val_blocks=256),
     "gpt2-mini": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
     "gpt2-small": TrainConfig(epochs=50, steps_per_epoch=227, batch_size=32, val_blocks=512),
