@@ -151,6 +151,11 @@ def test_every_source_is_checked_against_its_bound(tmp_path, figure):
     per_source = len(config.lengths) if figure == "fig5" else 1
     assert summary["checked"] == config.sources * len(config.widths) * len(config.blocks) * per_source
     assert summary["violations"] == []
+
+    def no_constants(name):
+        raise AssertionError(f"summary.json holds {name}: not strict JSON")
+
+    json.loads((tmp_path / "summary.json").read_text(), parse_constant=no_constants)
     for record in (r for row in RunDirectory(tmp_path, json.loads(json.dumps(
             synthetic.asdict(config)))).records() for r in row["records"]):
         assert float(record["measured"]) <= float(record["bound"])

@@ -13,7 +13,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
     points = summary["points"]
     print(f"\n{summary['figure']}: {summary['checked']} pruned sources checked against their "
           f"a-posteriori bound, {len(summary['violations'])} violations, "
-          f"{summary['undecided']} undecided, worst measured/bound = {summary['worst_ratio']:.3g}")
+          f"{summary['undecided']} undecided, worst measured/bound = {summary['worst_ratio'] or 0:.3g}")
     print(f"{'B':>3} {'T':>5} {'n':>5} {'sources':>8} {'mean error':>12} {'std':>10} {'max ratio':>10}")
     for p in points:
         print(f"{p['blocks']:>3} {p['length']:>5} {p['width']:>5} {p['sources']:>8} "

@@ -114,7 +114,7 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
     for index, s in enumerate(series):
         color = s.color or PALETTE[index % len(PALETTE)]
         points = [(x, y) for x, y in zip(s.x, s.y, strict=True)
-                  if (not logy or y > 0) and (not logx or x > 0) and math.isfinite(y)]
+                  if (not logy or y > 0) and (not logx or x > 0) and (math.isfinite(y) or not s.scales_axis)]
         if not points:
             continue
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
@@ -154,10 +154,11 @@ def _off_scale_markers(points: list[tuple[float, float]], tx, ty, y0: float, y1:
         above = y > y1
         edge = ty(y1) if above else ty(y0)
         tip, base, text_y = (edge, edge + 8, edge + 19) if above else (edge, edge - 8, edge - 11)
+        label = _fmt(y) if math.isfinite(y) else "> 1e308"
         out.append(f'<polygon points="{tx(x) - 4:.1f},{base:.1f} {tx(x) + 4:.1f},{base:.1f} {tx(x):.1f},{tip:.1f}" '
-                   f'fill="{color}" class="off-scale"><title>{escape(_fmt(y))}</title></polygon>'
+                   f'fill="{color}" class="off-scale"><title>{escape(label)}</title></polygon>'
                    f'<text x="{tx(x):.1f}" y="{text_y:.1f}" text-anchor="middle" font-size="9" fill="{color}">'
-                   f'{escape(_fmt(y))}</text>')
+                   f'{escape(label)}</text>')
     return out
 
 

@@ -50,6 +50,8 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
 
 
 def _number(value: object, digits: int = 3) -> str:
+    if isinstance(value, str):  # a number beyond float64, written as its decimal string
+        return value
     return "—" if not isinstance(value, (int, float)) or not math.isfinite(value) else f"{value:.{digits}g}"
 
 
@@ -88,7 +90,7 @@ def _synthetic_lines(summary: dict[str, Any]) -> list[str]:
             chosen = [p for p in points if p["blocks"] == blocks]
             lines.append(f"  B = {blocks}: mean error {_number(chosen[0]['mean'])} (n = {chosen[0]['width']}) to "
                          f"{_number(chosen[-1]['mean'])} (n = {chosen[-1]['width']}); mean bound up to "
-                         f"{_number(max(p['mean_bound'] for p in chosen))}.")
+                         f"{_number(max(chosen, key=lambda p: float(p['mean_bound']))['mean_bound'])}.")
     return lines
 
 

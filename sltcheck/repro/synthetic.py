@@ -30,6 +30,7 @@ from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from sltcheck.extras import require
@@ -390,7 +391,7 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
             "blocks": blocks, "length": length, "width": width, "sources": len(group),
             "mean": float(errors.mean()), "std": float(errors.std(ddof=1)) if len(group) > 1 else 0.0,
             "max_ratio": float(ratios.max()),
-            "mean_bound": float(np.mean([float(r["bound"]) for r in group])),
+            "mean_bound": _json_number(mpmath.fsum(mpmath.mpf(r["bound"]) for r in group) / len(group)),
         })
     violations = [r for r in records if r["violated"]]
     return {
@@ -404,6 +405,13 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
         "norm_policy": config.norm_policy,
         "bound_variants": sorted({str(r.get("bound_variant", "as-proven")) for r in records}),
     }
+
+
+def _json_number(value: Any) -> float | str:
+    """A float where float64 holds it, else the decimal string (strict JSON has no Infinity;
+    Theorem 14's bounds reach 1e400 and beyond). ``float()`` reads either."""
+    as_float = float(value)
+    return as_float if np.isfinite(as_float) else mpmath.nstr(value, 6)
 
 
 def _fits(config: SweepConfig, points: list[dict[str, Any]]) -> dict[str, Any]:
