@@ -311,11 +311,12 @@ def run_sweep(
     from sltcheck.rundir import DirectoryLock
 
     with DirectoryLock(out):  # one writer per run directory
-        return _run_specs(sweep, specs, data, out, config, device=device, progress=progress, log=log)
+        return _run_specs(sweep, specs, data, out, config, device=device, progress=progress, log=log,
+                          collect_only=collect_only)
 
 
 def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config: dict, *, device: str,
-               progress: bool, log) -> dict:
+               progress: bool, log, collect_only: bool = False) -> dict:
     from tqdm.auto import tqdm
 
     runs_dir = out / "runs"
