@@ -3,11 +3,19 @@
 Instances are those of Lemma 7 (Appendix A.1): a target w ~ U[-1, 1] and n'
 candidates v u with v, u ~ U[-1, 1] independent. Each solver gets every instance
 of every size; per size we report the median and max wall time per problem,
-the achieved error (recomputed exactly from the returned mask), how often the
-solver proved optimality, and how often its error exceeds the exact optimum
-found by ``mitm``. MIP solvers run with their default parameters except a time
+the achieved error (recomputed exactly from the returned mask), the
+certificates (proven optimal, proven at the float64 floor, a MIP solver's own
+OPTIMAL status), the peak Python-heap memory of one problem (tracemalloc, in a
+separate untimed run: numpy's buffers are counted, a MIP solver's native memory
+is not), and how often its error exceeds the reference: the ``exact`` solver's
+certified answer. MIP solvers run with their default parameters except a time
 limit per problem (``--time-limit``), without which Gurobi and HiGHS may not
 return at n' >= 40; the table marks sizes where that limit was reached.
+
+The ratio table compares every solver with Gurobi-default on the same instances:
+the median over problems of Gurobi's time / the solver's time, and on how many
+problems the solver's exact error is <= Gurobi's. A compiled kernel (numba) is
+compiled before any timing.
 """
 
 from __future__ import annotations
@@ -15,12 +23,16 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
+import tracemalloc
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from sltcheck.pruning.subset_sum import (
     BRUTE_MAX_CANDIDATES,
+    CERTIFICATES,
     MITM_MAX_CANDIDATES,
     SOLVERS,
     MIPOptions,
@@ -40,29 +52,61 @@ def instances(size: int, problems: int, seed: int) -> tuple[np.ndarray, np.ndarr
     return targets, candidates
 
 
+def _limit(name: str, size: int) -> str | None:
+    if name == "brute" and size > BRUTE_MAX_CANDIDATES:
+        return f"brute allows n' <= {BRUTE_MAX_CANDIDATES}"
+    if name == "mitm" and size > MITM_MAX_CANDIDATES:
+        return f"mitm allows n' <= {MITM_MAX_CANDIDATES}"
+    return None
+
+
+def _peak_memory_mb(targets: np.ndarray, candidates: np.ndarray, name: str, options: MIPOptions | None) -> float:
+    tracemalloc.start()
+    try:
+        solve_subset_sum(targets[:1], candidates[:1], name, options=options)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _warm_up() -> None:
+    """Compile the kernels (numba) before anything is timed."""
+    rng = np.random.default_rng(0)
+    for size in (8, 30, 70):
+        solve_subset_sum(rng.uniform(-1, 1, 1), rng.uniform(-1, 1, (1, size)), "fast")
+
+
 def benchmark_solvers(
-    sizes: list[int], problems: int, seed: int, solvers: list[str], time_limit: float
+    sizes: list[int], problems: int, seed: int, solvers: list[str], time_limit: float,
+    memory: bool = True,
 ) -> dict[str, Any]:
     reasons = available_solvers()
     skipped = {name: reasons[name] for name in solvers if reasons[name] is not None}
     for name, reason in skipped.items():
         print(f"note: skipping solver {name!r}: {reason}")
     runnable = [name for name in solvers if name not in skipped]
+    _warm_up()
     rows: list[dict[str, Any]] = []
+    limits: dict[str, str] = {}
     for size in sizes:
         targets, candidates = instances(size, problems, seed)
-        exact = solve_subset_sum(targets, candidates, "mitm") if size <= MITM_MAX_CANDIDATES else None
-        optimum = None if exact is None else exact.exact_errors
+        results = {}
         for name in runnable:
-            if (name == "brute" and size > BRUTE_MAX_CANDIDATES) or (name == "mitm" and exact is None):
+            reason = _limit(name, size)
+            if reason is not None:
+                limits[f"{name}@{size}"] = reason
                 continue
             options = MIPOptions(time_limit=time_limit) if name in MIP_SOLVERS else None
-            # mitm's timed run is the one that gave the optimum
-            result = exact if name == "mitm" and exact is not None else solve_subset_sum(
-                targets, candidates, name, options=options
-            )
+            tick = time.perf_counter()
+            results[name] = solve_subset_sum(targets, candidates, name, options=options)
+            print(f"  n'={size:>4} {name:<7} done in {time.perf_counter() - tick:.1f} s", flush=True)
+        reference = results.get("exact")
+        for name, result in results.items():
+            options = MIPOptions(time_limit=time_limit) if name in MIP_SOLVERS else None
             times = result.problem_times.tolist()
-            worse = None if optimum is None else sum(e > o for e, o in zip(result.exact_errors, optimum, strict=True))
+            worse = None if reference is None else sum(
+                e > o for e, o in zip(result.exact_errors, reference.exact_errors, strict=True)
+            )
             rows.append({
                 "size": size,
                 "solver": name,
@@ -73,38 +117,49 @@ def benchmark_solvers(
                 "max_error": float(result.errors.max()),
                 "proven_optimal": int(result.proven_optimal.sum()),
                 "optimality_exact": result.optimality_exact,
-                "worse_than_optimum": worse,
+                "certificates": {c: result.certificates.count(c) for c in CERTIFICATES},
+                "memory_peak_mb": _peak_memory_mb(targets, candidates, name, options) if memory else None,
+                "worse_than_exact": worse,
                 "time_limit_s": time_limit if name in MIP_SOLVERS else None,
                 "hit_time_limit": int(sum(t >= 0.95 * time_limit for t in times)) if name in MIP_SOLVERS else 0,
                 "times_s": times,
                 "errors": result.errors.tolist(),
+                "exact_errors": [str(e) for e in result.exact_errors],
+                "floors": list(result.floors),
                 "solver_objective": [None if np.isnan(v) else float(v) for v in result.solver_objective],
             })
-            print(f"  n'={size:>2} {name:<7} done: median {statistics.median(times):.2e} s", flush=True)
     return {
+        "version": 2,
         "instances": "w ~ U[-1,1], candidates v*u with v, u ~ U[-1,1] (Lemma 7)",
         "sizes": sizes,
         "problems": problems,
         "seed": seed,
         "mip_time_limit_s": time_limit,
         "skipped": skipped,
+        "not_run": limits,
         "results": rows,
-        "gurobi_over_mitm": _ratios(rows, "gurobi"),
+        "over_gurobi": {name: _ratios(rows, name) for name in runnable if name != "gurobi"},
     }
 
 
 def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, float]]:
-    """Per size: median of the per-problem time ratios, and the ratio of the median times."""
+    """Per size: Gurobi's time over the solver's (median and min of the per-problem ratios, ratio
+    of the medians) and the number of problems where the solver's exact error is <= Gurobi's."""
     ratios: dict[str, dict[str, float]] = {}
     by_key = {(row["size"], row["solver"]): row for row in rows}
     for size in sorted({row["size"] for row in rows}):
-        if (size, solver) in by_key and (size, "mitm") in by_key:
-            other, mitm = by_key[(size, solver)], by_key[(size, "mitm")]
-            per_problem = [a / b for a, b in zip(other["times_s"], mitm["times_s"], strict=True)]
+        if (size, "gurobi") in by_key and (size, solver) in by_key:
+            gurobi, other = by_key[(size, "gurobi")], by_key[(size, solver)]
+            per_problem = [g / max(o, 1e-9) for g, o in zip(gurobi["times_s"], other["times_s"], strict=True)]
+            not_worse = sum(
+                Fraction(o) <= Fraction(g) for o, g in zip(other["exact_errors"], gurobi["exact_errors"], strict=True)
+            )
             ratios[str(size)] = {
                 "median_of_ratios": statistics.median(per_problem),
                 "min_ratio": min(per_problem),
-                "ratio_of_medians": other["median_time_s"] / mitm["median_time_s"],
+                "ratio_of_medians": gurobi["median_time_s"] / max(other["median_time_s"], 1e-9),
+                "error_not_worse": not_worse,
+                "problems": len(per_problem),
             }
     return ratios
 
@@ -112,24 +167,33 @@ def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, floa
 def format_table(report: dict[str, Any]) -> str:
     header = (
         f"{'n_prime':>7} {'solver':<7} {'median s':>10} {'max s':>10} {'median err':>11} {'max err':>10} "
-        f"{'proved':>7} {'worse':>6} {'timeouts':>8}"
+        f"{'optimal':>8} {'floor':>6} {'MB':>7} {'worse':>6} {'timeouts':>8}"
     )
     lines = [header, "-" * len(header)]
     for row in report["results"]:
-        proved = f"{row['proven_optimal']}/{row['problems']}" + ("" if row["optimality_exact"] else "*")
-        worse = "-" if row["worse_than_optimum"] is None else str(row["worse_than_optimum"])
+        certificates = row["certificates"]
+        proved = f"{certificates['optimal']}" if row["optimality_exact"] else f"{certificates['mip-optimal']}*"
+        worse = "-" if row["worse_than_exact"] is None else str(row["worse_than_exact"])
+        memory = "-" if row["memory_peak_mb"] is None else f"{row['memory_peak_mb']:.1f}"
         lines.append(
             f"{row['size']:>7} {row['solver']:<7} {row['median_time_s']:>10.2e} {row['max_time_s']:>10.2e} "
-            f"{row['median_error']:>11.2e} {row['max_error']:>10.2e} {proved:>7} {worse:>6} {row['hit_time_limit']:>8}"
+            f"{row['median_error']:>11.2e} {row['max_error']:>10.2e} {proved:>8} {certificates['float64-floor']:>6} "
+            f"{memory:>7} {worse:>6} {row['hit_time_limit']:>8}"
         )
-    lines.append("proved: exact certificate; '*' = the solver's OPTIMAL status, which holds only up to its "
-                 "MIPGap/FeasibilityTol/IntFeasTol")
-    lines.append("worse: problems whose exactly recomputed error exceeds the exact optimum (mitm)")
-    if report["gurobi_over_mitm"]:
+    lines.append("optimal: proven optimal exactly; '*' = the MIP solver's OPTIMAL status, which holds only up to "
+                 "its MIPGap/FeasibilityTol/IntFeasTol")
+    lines.append("floor: exact error <= the float64 floor (n'+4) u (|w| + sum|a|); MB: peak Python-heap memory "
+                 "of one problem (MIP solvers' native memory not counted)")
+    lines.append("worse: problems whose exactly recomputed error exceeds the exact solver's certified one")
+    for name, ratios in report["over_gurobi"].items():
+        if not ratios:
+            continue
         lines.append("")
-        lines.append(f"{'n_prime':>7} {'gurobi/mitm (median of per-problem ratios)':>44} {'min ratio':>10}")
-        for size, ratio in report["gurobi_over_mitm"].items():
-            lines.append(f"{size:>7} {ratio['median_of_ratios']:>44.1f} {ratio['min_ratio']:>10.1f}")
+        lines.append(f"{'n_prime':>7} {'gurobi/' + name + ' time (median of per-problem ratios)':>48} "
+                     f"{'min ratio':>10} {'error <= gurobi':>16}")
+        for size, ratio in ratios.items():
+            lines.append(f"{size:>7} {ratio['median_of_ratios']:>48.1f} {ratio['min_ratio']:>10.1f} "
+                         f"{ratio['error_not_worse']:>10}/{ratio['problems']}")
     return "\n".join(lines)
 
 
@@ -176,7 +240,8 @@ def run(args: argparse.Namespace) -> int:
                          f"mitm n' <= {MITM_MAX_CANDIDATES}")
     if args.out is not None:
         ensure_writable_file(args.out)
-    report = benchmark_solvers(args.sizes, args.problems, args.seed, args.solvers, args.time_limit)
+    report = benchmark_solvers(args.sizes, args.problems, args.seed, args.solvers, args.time_limit,
+                               memory=not args.no_memory)
     print(format_table(report))
     if args.out is not None:
         write_json_atomic(args.out, json_safe(report))
@@ -198,5 +263,7 @@ def register(cli: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the instances (default 0)")
     parser.add_argument("--solvers", type=_solver_list, default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the (untimed) tracemalloc run that measures each solver's peak memory")
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="time limit per problem for the MIP solvers, seconds (default 10)")

@@ -19,6 +19,20 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   tolerance: the float64 search only shortlists every mask whose float64 error
   is within a rigorous rounding bound of the best one, and the shortlist is
   decided by exact rational arithmetic (see :func:`_shortlist_tolerance`).
+* ``"exact"``: the same answers as ``"mitm"`` from a second, independent search
+  in bounded memory (:mod:`sltcheck.pruning.sliced_search`: four sorted lists of
+  2^(n'/4) sums, the pairs generated one value slice at a time; n' <= 14 is a
+  vectorised enumeration over all problems at once). Each problem gets a
+  certificate: ``"optimal"`` (the search ran to the end: proven optimal, exactly),
+  or ``"float64-floor"``: the mask's exact error is at most the float64 floor
+  (n' + 4) u (|w| + sum|a|) (see :func:`float64_floor`), so no mask can do better
+  by more than the rounding of evaluating the sum itself. Up to n' =
+  ``EXACT_PROVE_MAX`` nonzero candidates the search always runs to the end;
+  beyond, it stops as soon as the floor is reached, searching the
+  ``EXACT_FREE_MAX`` largest candidates (the others left out) when n' is larger.
+* ``"fast"``: the same search, stopping as soon as the error is at most
+  ``FAST_RELATIVE_TOLERANCE`` (|w| + sum|a|) or the floor, over the
+  ``FAST_FREE_MAX`` largest candidates: for widths up to 1024 and beyond.
 * ``"brute"``: all 2^n' subsets (n' <= 20), decided the same exact way.
 * ``"gurobi"``, ``"highs"`` (scipy.optimize.milp), ``"cvxpy"``: the MIP above.
 * ``"greedy"``: largest |a_k| first, keep it when it reduces the error.
@@ -46,9 +60,20 @@ import mpmath
 import numpy as np
 
 from sltcheck.numerics.validation import check_array, check_choice, check_dps, check_positive
+from sltcheck.pruning import sliced_search
 
-SOLVERS: tuple[str, ...] = ("mitm", "gurobi", "highs", "cvxpy", "greedy", "brute")
-EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute")
+SOLVERS: tuple[str, ...] = ("mitm", "exact", "fast", "gurobi", "highs", "cvxpy", "greedy", "brute")
+EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute", "exact", "fast")  # their certificates are exact
+SLICED_SOLVERS: tuple[str, ...] = ("exact", "fast")
+EXACT_PROVE_MAX = 40  # "exact" runs every search to the end (proves optimality) up to this n'
+EXACT_FREE_MAX = 56  # beyond this n', "exact" searches the largest 56 candidates down to the floor
+FAST_FREE_MAX = 44
+FAST_RELATIVE_TOLERANCE = 2.0**-40  # "fast" stops at this error relative to |w| + sum|a|
+BATCH_ENUMERATION_MAX = 12  # up to this n', "exact" and "fast" enumerate all problems at once
+BATCH_MEMORY_BYTES = 1 << 25  # per chunk of problems in that enumeration
+# Certificates: "optimal" (exactly proven), "float64-floor" (exact error <= float64_floor),
+# "mip-optimal" (a MIP solver's OPTIMAL status, up to its tolerances), "none".
+CERTIFICATES: tuple[str, ...] = ("optimal", "float64-floor", "mip-optimal", "none")
 MITM_MAX_CANDIDATES = 50  # 2^25 sums per half: about 1 GiB of working memory
 BRUTE_MAX_CANDIDATES = 20
 GUROBI_PIP_SIZE_LIMIT = 2000  # variables and constraints of gurobipy's pip licence
@@ -98,9 +123,12 @@ class SubsetSumResult:
     """Masks and their exactly recomputed errors for P problems.
 
     ``proven_optimal[p]`` is the solver's optimality certificate. It is exact
-    when ``optimality_exact`` (mitm, brute); for MIP solvers it is the solver's
-    OPTIMAL status, which holds only up to its MIPGap, MIPGapAbs, IntFeasTol and
-    FeasibilityTol. ``problem_times`` are per-problem wall times in seconds.
+    when ``optimality_exact`` (mitm, brute, exact, fast); for MIP solvers it is the
+    solver's OPTIMAL status, which holds only up to its MIPGap, MIPGapAbs,
+    IntFeasTol and FeasibilityTol. ``certificates[p]`` is one of CERTIFICATES:
+    "float64-floor" is checked exactly (exact error <= ``floors[p]``) for every
+    solver's mask that is not proven optimal. ``problem_times`` are per-problem
+    wall times in seconds (a batch solved at once shares its time equally).
     """
 
     masks: np.ndarray  # bool (P, n')
@@ -114,6 +142,13 @@ class SubsetSumResult:
     errors_mp: tuple[Any, ...] | None = None  # mpf at ``dps`` digits when asked for
     fallback_reason: str | None = None
     exact_errors: tuple[Fraction, ...] = field(default=(), repr=False)
+    certificates: tuple[str, ...] = ()
+    floors: tuple[float, ...] = ()
+
+    @property
+    def certified(self) -> np.ndarray:
+        """Proven optimal or proven at the float64 floor, per problem."""
+        return np.array([c in ("optimal", "float64-floor") for c in self.certificates], dtype=bool)
 
     @property
     def max_error(self) -> float:
@@ -164,11 +199,21 @@ def solve_subset_sum(
 
 
 def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
-    """|w - sum_k m_k a_k| exactly: float64 values convert to fractions without rounding."""
-    total = Fraction(float(target))
-    for value in np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)]:
-        total -= Fraction(float(value))
-    return abs(total)
+    """|w - sum_k m_k a_k| exactly: every float64 is an integer over a power of two, so the
+    sum is an integer over the largest of those powers, with no rounding."""
+    kept = np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)].tolist()
+    ratios = [float(target).as_integer_ratio()] + [(-value).as_integer_ratio() for value in kept]
+    shift = max(denominator.bit_length() for _, denominator in ratios) - 1
+    total = sum(numerator << (shift - denominator.bit_length() + 1) for numerator, denominator in ratios)
+    return Fraction(abs(total), 1 << shift)
+
+
+def float64_floor(target: float, candidates: np.ndarray) -> float:
+    """(n' + 4) u (|w| + sum|a|): a bound on the rounding error of evaluating w - a . m in
+    float64 for any mask and any order of summation (Higham, Thm 4.4), with room to spare.
+    A mask whose exact error is below it cannot be beaten by more than that rounding."""
+    a = np.asarray(candidates, dtype=np.float64)
+    return (a.size + 4) * UNIT_ROUNDOFF * (abs(float(target)) + float(np.abs(a).sum()))
 
 
 def fraction_to_mp(value: Fraction, dps: int) -> Any:
@@ -226,26 +271,37 @@ def _run(
     return_mp: bool,
     dps: int,
 ) -> SubsetSumResult:
-    solve_one = _prepare(solver, a.shape[1], options)
     start = time.perf_counter()
     problems, n = a.shape
-    masks = np.zeros((problems, n), dtype=bool)
-    proven = np.zeros(problems, dtype=bool)
-    objective = np.full(problems, np.nan)
-    times = np.zeros(problems)
-    exact: list[Fraction] = []
-    for p in range(problems):
-        tick = time.perf_counter()
-        solution = solve_one(float(w[p]), a[p])
-        masks[p] = _round_to_binary(solution.values, options.binary_tolerance, solver)
-        times[p] = time.perf_counter() - tick
-        proven[p], objective[p] = solution.proven_optimal, solution.objective
-        exact.append(exact_error(w[p], a[p], masks[p]))
+    if solver in SLICED_SOLVERS:
+        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a)
+    else:
+        solve_one = _prepare(solver, n, options)
+        masks = np.zeros((problems, n), dtype=bool)
+        objective = np.full(problems, np.nan)
+        times = np.zeros(problems)
+        certificates = []
+        for p in range(problems):
+            tick = time.perf_counter()
+            solution = solve_one(float(w[p]), a[p])
+            masks[p] = _round_to_binary(solution.values, options.binary_tolerance, solver)
+            times[p] = time.perf_counter() - tick
+            objective[p] = solution.objective
+            proven = "optimal" if solver in EXACT_SOLVERS else "mip-optimal"
+            certificates.append(proven if solution.proven_optimal else "none")
+    exact = [exact_error(w[p], a[p], masks[p]) for p in range(problems)]
+    floors = tuple(float64_floor(w[p], a[p]) for p in range(problems))
+    # The floor certificate is checked exactly, and given to any mask that earns it.
+    certificates = [
+        "float64-floor" if c != "optimal" and exact[p] <= Fraction(floors[p]) else
+        ("none" if c == "float64-floor" else c)
+        for p, c in enumerate(certificates)
+    ]
     errors = np.array([float(e) for e in exact])  # Fraction -> float rounds to nearest
     return SubsetSumResult(
         masks=masks,
         errors=errors,
-        proven_optimal=proven,
+        proven_optimal=np.array([c in ("optimal", "mip-optimal") for c in certificates], dtype=bool),
         optimality_exact=solver in EXACT_SOLVERS,
         solver=solver,
         wall_time=time.perf_counter() - start,
@@ -253,6 +309,8 @@ def _run(
         solver_objective=objective,
         errors_mp=tuple(fraction_to_mp(e, dps) for e in exact) if return_mp else None,
         exact_errors=tuple(exact),
+        certificates=tuple(certificates),
+        floors=floors,
     )
 
 
@@ -404,6 +462,105 @@ def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
             residual -= a[k]
             mask[k] = 1.0
     return _Solution(mask, False, abs(residual))
+
+
+def _solve_sliced_batch(
+    solver: str, w: np.ndarray, a: np.ndarray
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """``"exact"`` and ``"fast"`` on every problem: masks, certificates, float errors, times."""
+    problems, n = a.shape
+    if n <= BATCH_ENUMERATION_MAX:
+        return _enumerate_batch(w, a)
+    masks = np.zeros((problems, n), dtype=bool)
+    certificates: list[str] = []
+    objective = np.zeros(problems)
+    times = np.zeros(problems)
+    for p in range(problems):
+        tick = time.perf_counter()
+        masks[p], certificate, objective[p] = _solve_sliced(float(w[p]), a[p], solver)
+        certificates.append(certificate)
+        times[p] = time.perf_counter() - tick
+    return masks, certificates, objective, times
+
+
+def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """All 2^n' subset sums of a chunk of problems as one matrix product, then the exact decision.
+
+    A product with a 0/1 row is a sum of the kept candidates in some order: its
+    rounding is within :func:`_shortlist_tolerance`, whatever order BLAS uses.
+    """
+    problems, n = a.shape
+    codes = np.arange(2**n, dtype=np.int64)
+    bits = ((codes[:, None] >> np.arange(n)) & 1).astype(np.float64)  # (2^n, n)
+    chunk = max(1, BATCH_MEMORY_BYTES // (8 * 3 * 2**n))
+    masks = np.zeros((problems, n), dtype=bool)
+    objective = np.zeros(problems)
+    times = np.zeros(problems)
+    tolerance = 2.0 * (n + 4) * UNIT_ROUNDOFF * (np.abs(w) + np.abs(a).sum(axis=1))
+    for start in range(0, problems, chunk):
+        tick = time.perf_counter()
+        rows = slice(start, min(start + chunk, problems))
+        float_errors = np.abs(w[rows, None] - a[rows] @ bits.T)
+        best = float_errors.min(axis=1)
+        shortlisted = float_errors <= (best + 2.0 * tolerance[rows])[:, None]
+        for offset, row in enumerate(shortlisted):
+            p = start + offset
+            candidates = np.flatnonzero(row)
+            if candidates.size == 1:
+                masks[p] = bits[candidates[0]].astype(bool)
+            else:
+                masks[p] = _decide_exactly(float(w[p]), a[p], np.arange(n), codes[candidates])
+        objective[rows] = best
+        times[rows] = (time.perf_counter() - tick) / (rows.stop - rows.start)
+    return masks, ["optimal"] * problems, objective, times
+
+
+def _code_error(w: float, a: np.ndarray, used: np.ndarray, code: int) -> Fraction:
+    mask = np.zeros(a.size, dtype=bool)
+    mask[used[[bit for bit in range(used.size) if code >> bit & 1]]] = True
+    return exact_error(w, a, mask)
+
+
+def _solve_sliced(w: float, a: np.ndarray, solver: str) -> tuple[np.ndarray, str, float]:
+    """One problem by :func:`sliced_search.sliced_search`: mask, certificate, best float error."""
+    mask = np.zeros(a.size, dtype=bool)
+    used = np.flatnonzero(a != 0)  # a zero candidate never changes the sum
+    floor = float64_floor(w, a)
+    if used.size == 0:
+        return mask, "optimal", abs(w)
+    free_max = EXACT_FREE_MAX if solver == "exact" else FAST_FREE_MAX
+    free = used
+    if used.size > free_max:  # the largest candidates carry the most subset sums near w
+        free = np.sort(used[np.argsort(-np.abs(a[used]), kind="stable")[:free_max]])
+    if solver == "exact":
+        stop_below = 0.0 if used.size <= EXACT_PROVE_MAX else floor
+    else:
+        stop_below = max(floor, FAST_RELATIVE_TOLERANCE * (abs(w) + float(np.abs(a).sum())))
+    values = a[free]
+    tolerance = _shortlist_tolerance(w, values)  # only the free values are summed
+    greedy = _solve_greedy(w, values)
+
+    def reached(codes: np.ndarray, float_errors: np.ndarray) -> bool:
+        order = np.argsort(float_errors, kind="stable")[: np.count_nonzero(float_errors <= stop_below)]
+        best = np.unique(codes[order[:64]])
+        return any(_code_error(w, a, free, int(code)) <= Fraction(stop_below) for code in best.tolist())
+
+    outcome = sliced_search.sliced_search(
+        w, values, tolerance, greedy.objective + tolerance, stop_below, reached if stop_below > 0 else None
+    )
+    codes, order = np.unique(outcome.codes, return_index=True)
+    within_limit = codes.size <= SHORTLIST_LIMIT
+    if not within_limit:  # pathological ties: decide among the 1000 nearest only
+        codes = np.unique(outcome.codes[np.argsort(outcome.float_errors, kind="stable")[:1000]])
+    if codes.size == 1:
+        code = int(codes[0])
+        mask[free[[bit for bit in range(free.size) if code >> bit & 1]]] = True
+    elif codes.size > 1:
+        mask = _decide_exactly(w, a, free, codes)
+    else:  # cannot happen with a valid upper bound; keep the greedy mask rather than nothing
+        mask[free] = greedy.values.astype(bool)
+    optimal = outcome.complete and free.size == used.size and within_limit
+    return mask, "optimal" if optimal else "none", outcome.best_float
 
 
 # --- MIP solvers: min t s.t. -t <= w - a . m <= t, m binary (Appendix B.1) ------------------------

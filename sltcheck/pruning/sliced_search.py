@@ -1,0 +1,206 @@
+"""Four-list meet-in-the-middle in value slices: exact subset sum in bounded memory.
+
+The candidates are split in four quarters A, B | C, D (the left half A, B is the
+first n // 2 candidates, as in :func:`sltcheck.pruning.subset_sum._solve_mitm`).
+Each quarter's 2^(n/4) subset sums are enumerated and sorted. A left sum is a
+pair a + b, a right sum a pair c + d; instead of sorting all 2^(n/2) sums of a
+half (what Horowitz-Sahni does, 1 GB at n = 48), the left sums are generated one
+value slice [x0, x1) at a time (for every a, the b in [x0 - a, x1 - a) by binary
+search, as Schroeppel and Shamir's sorted lists allow), and only the right sums
+that can pair with that slice, those within the current best error of
+w - [x0, x1), are generated and sorted. Memory is O(2^(n/4) + slice), the work
+that of Horowitz-Sahni, and the slices around the densest region come first, so
+a search allowed to stop at a threshold (the float64 floor, or fast mode's
+tolerance) stops after a few of them.
+
+The float64 search only shortlists: every pair whose float error is within the
+window ``best + 2 tolerance`` of the best one is returned, where ``tolerance``
+bounds, twice over, |float error - exact error| of any pair (each quarter sum is
+a recursive sum, one more rounding joins two quarters, one the residual, one the
+difference: at most (n + 2) u (|w| + sum|a|) in all). The caller decides the
+shortlist exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sltcheck.pruning import kernels
+
+SLICE_SIZE = 1 << 20  # left sums per slice when the search must run to the end
+MIN_SLICE_SIZE = 1 << 9
+MAX_SLICES = 4096
+SAMPLE_SIZE = 1 << 14  # left sums drawn (deterministically) to place the slice boundaries
+MAX_CODE_BITS = 62
+PAIR_LIMIT = 1 << 16
+PROBE_SIZE = 64  # masks are int64 bit codes
+
+
+@dataclass(frozen=True)
+class SlicedOutcome:
+    codes: np.ndarray  # int64: shortlisted masks as bit codes over ``values``
+    float_errors: np.ndarray  # their float64 errors
+    best_float: float
+    complete: bool  # every pair was examined: the shortlist holds every near-optimal mask
+
+
+def sorted_subset_sums(values: np.ndarray, shift: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """All 2^h subset sums of ``values`` in ascending order, with their masks as bit codes.
+
+    Each sum is accumulated in index order (recursive summation), so its rounding
+    error is at most (h - 1) u sum|values| (Higham, Accuracy and Stability, Thm 4.4).
+    """
+    sums = np.zeros(1)
+    codes = np.zeros(1, dtype=np.int64)
+    for bit, value in enumerate(values):
+        merged = np.concatenate((sums, sums + value))  # two sorted runs
+        order = np.argsort(merged, kind="stable")  # timsort merges the runs in linear time
+        sums = merged[order]
+        codes = np.concatenate((codes, codes | (1 << (bit + shift))))[order]
+    return sums, codes
+
+
+def _pairs_between(
+    first: np.ndarray, first_codes: np.ndarray, second: np.ndarray, second_codes: np.ndarray,
+    low: float, high: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every x + y (x in first, y in second sorted) with low <= y + x < high, as decided by y vs bound - x."""
+    start = np.searchsorted(second, low - first, side="left")
+    stop = np.searchsorted(second, high - first, side="left")
+    return kernels.pair_sums(first, first_codes, second, second_codes, start, stop - start)
+
+
+def _pairs_by_windows(residuals: np.ndarray, right: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i, j) with |residuals[i] - right[j]| <= window, up to rounding at the edges."""
+    order = np.argsort(right, kind="stable")
+    ordered = right[order]
+    lo = np.searchsorted(ordered, residuals - window, side="left")
+    hi = np.searchsorted(ordered, residuals + window, side="right")
+    counts = hi - lo
+    rows = np.repeat(np.arange(residuals.size), counts)
+    columns = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    return rows, order[columns]
+
+
+def _slice_bounds(
+    a: np.ndarray, b: np.ndarray, slices: int, centre: float
+) -> list[tuple[float, float]]:
+    """``slices`` value ranges covering the line, each holding about as many a + b, nearest ``centre`` first."""
+    if slices <= 1:
+        return [(-np.inf, np.inf)]
+    rng = np.random.default_rng(0)  # fixed: the same problem always gets the same slices
+    size = min(SAMPLE_SIZE, 4 * slices)
+    sample = np.sort(a[rng.integers(0, a.size, size)] + b[rng.integers(0, b.size, size)])
+    cuts = np.unique(sample[np.linspace(0, size, slices + 1)[1:-1].astype(np.int64)])
+    edges = np.concatenate(([-np.inf], cuts, [np.inf]))
+    bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+    middles = [np.clip(centre, low if np.isfinite(low) else high - 1.0, high if np.isfinite(high) else low + 1.0)
+               for low, high in bounds]
+    return [bounds[i] for i in np.argsort([abs(m - centre) for m in middles], kind="stable")]
+
+
+def sliced_search(
+    w: float,
+    values: np.ndarray,
+    tolerance: float,
+    upper: float,
+    stop_below: float = 0.0,
+    accept: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+) -> SlicedOutcome:
+    """Shortlist the masks of min |w - values . m|, slice by slice.
+
+    ``upper`` bounds the best float error from above (e.g. a greedy mask's float
+    error plus ``tolerance``); ``tolerance`` is the shortlist tolerance. Once the
+    best float error is at most ``stop_below``, ``accept(codes, float_errors)`` is
+    asked (with the shortlist so far) whether to stop; it decides exactly, e.g.
+    whether a mask's exact error is at most ``stop_below``. Stopping early leaves
+    ``complete=False``.
+    """
+    n = values.size
+    if n > MAX_CODE_BITS:
+        raise ValueError(f"values has {n} entries; the sliced search takes at most {MAX_CODE_BITS}")
+    half = n // 2
+    quarter_left, quarter_right = half // 2, half + (n - half) // 2
+    a, a_codes = sorted_subset_sums(values[:quarter_left])
+    b, b_codes = sorted_subset_sums(values[quarter_left:half], quarter_left)
+    c, c_codes = sorted_subset_sums(values[half:quarter_right], half)
+    d, d_codes = sorted_subset_sums(values[quarter_right:], quarter_right)
+
+    left_count = a.size * b.size
+    slice_size = SLICE_SIZE
+    if stop_below > 0.0:
+        # Pairs within stop_below of w expected per left sum: 2 stop_below times the density of
+        # the right sums (about Gaussian) near w - left; a few such pairs are usually enough.
+        spread = float(np.sqrt(np.sum(values[half:] ** 2) / 4.0 + np.sum(values[:half] ** 2) / 4.0)) + 1e-300
+        per_left = 2.0 * stop_below * c.size * d.size / (spread * 2.5)
+        slice_size = int(np.clip(2.0 / max(per_left, 1e-300), MIN_SLICE_SIZE, SLICE_SIZE))
+    slices = min(MAX_SLICES, max(1, -(-left_count // slice_size)))
+    # Densest pairs: left sums near l* maximising the product of the two (Gaussian) densities.
+    mean_left, mean_right = values[:half].sum() / 2.0, values[half:].sum() / 2.0
+    var_left = float(np.sum(values[:half] ** 2)) / 4.0 + 1e-300
+    var_right = float(np.sum(values[half:] ** 2)) / 4.0 + 1e-300
+    centre = (mean_left * var_right + (w - mean_right) * var_left) / (var_left + var_right)
+
+    best = float(upper)
+    found_codes: list[np.ndarray] = []
+    found_errors: list[np.ndarray] = []
+
+    def examine(low: float, high: float) -> None:
+        """Pair the left sums in [low, high) with every right sum that can beat ``best``."""
+        nonlocal best
+        left, left_codes = _pairs_between(a, a_codes, b, b_codes, low, high)
+        if left.size == 0:
+            return
+        residuals = w - left
+        window = best + 2.0 * tolerance
+        # tolerance also absorbs the rounding of c + d against the bounds below
+        right, right_codes = _pairs_between(
+            c, c_codes, d, d_codes, float(residuals.min()) - window - tolerance,
+            float(residuals.max()) + window + tolerance,
+        )
+        if right.size == 0:
+            return
+        # Values only are sorted (fast); the few near pairs find their codes afterwards.
+        residuals_sorted, right_sorted = np.sort(residuals), np.sort(right)
+        nearest = kernels.nearest_distances(right_sorted, residuals_sorted)
+        best = min(best, float(nearest.min()))
+        window = best + 2.0 * tolerance
+        near_residuals = np.unique(residuals_sorted[nearest <= 2.0 * window])
+        if near_residuals.size == 0:  # nothing here comes near the best of an earlier slice
+            return
+        lo = np.searchsorted(right_sorted, near_residuals - window, side="left")
+        hi = np.searchsorted(right_sorted, near_residuals + window, side="right")
+        near_right = np.unique(np.concatenate([right_sorted[i:j] for i, j in zip(lo.tolist(), hi.tolist(), strict=True)]))
+        rows = np.flatnonzero(np.isin(residuals, near_residuals))
+        columns = np.flatnonzero(np.isin(right, near_right))
+        if rows.size * columns.size > PAIR_LIMIT:  # many ties: pair them by sorted windows instead
+            pair_rows, pair_columns = _pairs_by_windows(residuals[rows], right[columns], window)
+            pair_rows, pair_columns = rows[pair_rows], columns[pair_columns]
+        else:
+            pair_rows, pair_columns = (grid.ravel() for grid in np.meshgrid(rows, columns, indexing="ij"))
+        errors = np.abs(residuals[pair_rows] - right[pair_columns])
+        close = errors <= window
+        found_codes.append(left_codes[pair_rows[close]] | right_codes[pair_columns[close]])
+        found_errors.append(errors[close])
+
+    if slices > 1:
+        # A probe of about PROBE_SIZE left sums at the centre first: its best error makes the
+        # right windows of every slice after it small. Its pairs are met again in their slice.
+        width = PROBE_SIZE * np.sqrt(2.0 * np.pi * var_left) / left_count
+        examine(float(centre) - width / 2.0, float(centre) + width / 2.0)
+    complete = True
+    for low, high in _slice_bounds(a, b, slices, float(centre)):
+        examine(low, high)
+        if best <= stop_below and accept is not None and found_codes:
+            codes = np.concatenate(found_codes)
+            errors = np.concatenate(found_errors)
+            if accept(codes, errors):
+                complete = False
+                break
+    codes = np.concatenate(found_codes) if found_codes else np.zeros(0, dtype=np.int64)
+    errors = np.concatenate(found_errors) if found_errors else np.zeros(0)
+    keep = errors <= best + 2.0 * tolerance
+    return SlicedOutcome(codes[keep], errors[keep], best, complete)
