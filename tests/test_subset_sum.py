@@ -225,3 +225,144 @@ def test_mip_objective_is_kept_apart_from_the_error():
     for p in range(2):
         assert result.errors[p] == float(exact_error(w[p], a[p], result.masks[p]))
     assert np.isfinite(result.solver_objective).all()
+
+
+# --- exact and fast modes: a second, independent search checked against brute force and mitm -------
+
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14, 15, 16])
+def test_exact_equals_brute_force(n):
+    w, a = lemma7_instances(25, n, seed=100 + n)
+    exact = solve_subset_sum(w, a, "exact")
+    brute = solve_subset_sum(w, a, "brute")
+    assert exact.exact_errors == brute.exact_errors
+    assert exact.masks.tobytes() == brute.masks.tobytes()  # ties decided the same way
+    assert exact.certificates == ("optimal",) * 25 and exact.optimality_exact
+
+
+@pytest.mark.parametrize(("n", "problems"), [(13, 60), (17, 60), (21, 60), (24, 60), (27, 30), (30, 20), (32, 20)])
+def test_exact_equals_mitm(n, problems):
+    w, a = lemma7_instances(problems, n, seed=200 + n)
+    exact = solve_subset_sum(w, a, "exact")
+    mitm = solve_subset_sum(w, a, "mitm")
+    assert exact.exact_errors == mitm.exact_errors
+    assert exact.masks.tobytes() == mitm.masks.tobytes()
+    assert all(c == "optimal" for c in exact.certificates)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [28, 30, 32, 34, 36])
+def test_exact_equals_mitm_many(n):
+    w, a = lemma7_instances(200, n, seed=300 + n)
+    exact = solve_subset_sum(w, a, "exact")
+    assert exact.masks.tobytes() == solve_subset_sum(w, a, "mitm").masks.tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.integers(0, 60),
+    duplicates=st.booleans(),
+    zeros=st.booleans(),
+)
+def test_exact_equals_brute_force_on_adversarial_magnitudes(n, seed, spread, duplicates, zeros):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-spread, 1, n)
+    if duplicates:
+        a[rng.integers(0, n, n)] = a[0]
+    if zeros:
+        a[rng.random(n) < 0.3] = 0.0
+    w = float(a[rng.random(n) < 0.5].sum() + rng.uniform(-1, 1) * 2.0 ** -rng.integers(0, 60))
+    brute = solve_subset_sum(w, a, "brute")
+    for small_slices in (False, True):  # the enumeration (n' <= 12) and the sliced search
+        with pytest.MonkeyPatch.context() as patch:
+            if small_slices:
+                patch.setattr(subset_sum, "BATCH_ENUMERATION_MAX", 0)
+                patch.setattr(subset_sum.sliced_search, "SLICE_SIZE", 4)
+                patch.setattr(subset_sum.sliced_search, "MIN_SLICE_SIZE", 1)
+            exact = solve_subset_sum(w, a, "exact")
+        assert exact.exact_errors == brute.exact_errors
+        assert exact.masks.tobytes() == brute.masks.tobytes()
+
+
+@pytest.mark.parametrize("n", [14, 20, 26])
+def test_many_slices_equal_one(monkeypatch, n):
+    # Slices of 32 left sums: the probe, the slice order and the right windows all take part.
+    w, a = lemma7_instances(10, n, seed=400 + n)
+    whole = solve_subset_sum(w, a, "exact")
+    monkeypatch.setattr(subset_sum.sliced_search, "SLICE_SIZE", 32)
+    monkeypatch.setattr(subset_sum.sliced_search, "MIN_SLICE_SIZE", 1)
+    sliced = solve_subset_sum(w, a, "exact")
+    assert sliced.masks.tobytes() == whole.masks.tobytes()
+    assert sliced.certificates == whole.certificates == ("optimal",) * 10
+
+
+def test_numpy_kernels_equal_compiled_ones(monkeypatch):
+    from sltcheck.pruning import kernels
+
+    rng = np.random.default_rng(9)
+    values, queries = np.sort(rng.normal(size=3000)), np.sort(rng.normal(size=2000))
+    assert kernels._nearest_numpy(values, queries).tobytes() == kernels.nearest_distances(values, queries).tobytes()
+    first, second = np.sort(rng.normal(size=50)), np.sort(rng.normal(size=70))
+    codes = np.arange(50, dtype=np.int64), np.arange(70, dtype=np.int64) << 6
+    start = rng.integers(0, 70, 50)
+    counts = rng.integers(0, 70 - start + 1)
+    for got, want in zip(kernels._pair_sums_numpy(first, codes[0], second, codes[1], start, counts),
+                         kernels.pair_sums(first, codes[0], second, codes[1], start, counts), strict=True):
+        assert got.tobytes() == want.tobytes()
+    w, a = lemma7_instances(6, 30, seed=10)
+    compiled = solve_subset_sum(w, a, "exact")
+    monkeypatch.setattr(kernels, "nearest_distances", kernels._nearest_numpy)
+    monkeypatch.setattr(kernels, "pair_sums", kernels._pair_sums_numpy)
+    assert solve_subset_sum(w, a, "exact").masks.tobytes() == compiled.masks.tobytes()
+
+
+@pytest.mark.parametrize(("n", "solver"), [(48, "exact"), (64, "exact"), (200, "exact"), (64, "fast"), (1024, "fast")])
+def test_beyond_proof_reach_the_floor_certificate_is_exact(n, solver):
+    w, a = lemma7_instances(2, n, seed=500 + n)
+    result = solve_subset_sum(w, a, solver)
+    for p in range(2):
+        floor = subset_sum.float64_floor(w[p], a[p])
+        assert result.floors[p] == floor
+        assert result.exact_errors[p] == exact_error(w[p], a[p], result.masks[p])
+        if solver == "exact":
+            assert result.certificates[p] in ("optimal", "float64-floor")
+        if result.certificates[p] == "float64-floor":
+            assert result.exact_errors[p] <= Fraction(floor)
+        scale = abs(w[p]) + np.abs(a[p]).sum()
+        assert result.errors[p] <= max(floor, subset_sum.FAST_RELATIVE_TOLERANCE * scale)
+        assert result.exact_errors[p] <= solve_subset_sum(w[p], a[p], "greedy").exact_errors[0]
+
+
+def test_fast_equals_exact_where_the_optimum_is_above_its_tolerance():
+    w, a = lemma7_instances(20, 24, seed=12)
+    assert solve_subset_sum(w, a, "fast").masks.tobytes() == solve_subset_sum(w, a, "exact").masks.tobytes()
+
+
+def test_a_false_floor_certificate_is_withdrawn(monkeypatch):
+    # Mutant: the search claims the floor for the empty mask; the exact check must refuse it.
+    def lying(w, a, solver):
+        return np.zeros(a.size, dtype=bool), "float64-floor", 0.0
+
+    monkeypatch.setattr(subset_sum, "_solve_sliced", lying)
+    w, a = lemma7_instances(3, 20, seed=13)
+    result = solve_subset_sum(w, a, "exact")
+    assert result.certificates == ("none",) * 3 and not result.certified.any()
+
+
+def test_any_solver_earns_the_floor_certificate_exactly():
+    a = np.array([0.25, -0.5, 0.125])
+    result = solve_subset_sum(-0.375, a, "greedy")
+    assert result.exact_errors == (Fraction(0),) and result.certificates == ("float64-floor",)
+
+
+@pytest.mark.parametrize("solver", ["exact", "fast"])
+def test_exact_batch_equals_one_by_one(solver):
+    for n in (9, 22):
+        w, a = lemma7_instances(5, n, seed=14 + n)
+        batch = solve_subset_sum(w, a, solver)
+        assert batch.masks.tobytes() == solve_subset_sum(w, a, solver).masks.tobytes()
+        for p in range(5):
+            assert solve_subset_sum(float(w[p]), a[p], solver).masks[0].tobytes() == batch.masks[p].tobytes()
