@@ -226,7 +226,7 @@ def test_a_run_directory_refuses_another_configuration(tmp_path):
 def test_run_directory_records_config_and_versions(tmp_path):
     synthetic.run(tiny(), str(tmp_path), progress=False)
     recorded = json.loads((tmp_path / "config.json").read_text())
-    assert recorded["config"]["seed"] == 0 and recorded["config"]["solver"] == "mitm"
+    assert recorded["config"]["seed"] == 0 and recorded["config"]["solver"] == "exact"
     assert {"python", "numpy", "torch", "gurobipy", "mpmath"} <= recorded["versions"].keys()
 
 

@@ -89,6 +89,7 @@ class MatrixError:
     group_size: int
     proven_optimal: bool  # every subset-sum problem of this matrix solved provably optimally
     solver: str
+    certified: bool = False  # every problem proven optimal or proven at the float64 floor
 
 
 @dataclass(frozen=True)
@@ -300,6 +301,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
     merged_target = target.merged(how.dps)
     masks: dict[str, list[np.ndarray]] = {"M_Q": [], "M_K": [], "M_V": [], "M_O": []}
     proven: dict[str, list[bool]] = {"W_QK": [], "W_VO": []}
+    certified: dict[str, list[bool]] = {"W_QK": [], "W_VO": []}
     sizes: dict[str, int] = {}
     for head in range(target.heads):
         qk = _approximate_product(
@@ -323,6 +325,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
         masks["M_O"].append(vo.M1)
         for name, approximation in (("W_QK", qk), ("W_VO", vo)):
             proven[name].append(all(bool(s.proven_optimal.all()) for s in approximation.solves))
+            certified[name].append(all(bool(s.certified.all()) for s in approximation.solves))
             sizes[name] = approximation.group_size
     mha_masks = MHAMasks(*(np.stack(masks[name]) for name in ("M_Q", "M_K", "M_V", "M_O")))
     pruned = source.pruned(mha_masks)
@@ -341,6 +344,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
                     group_size=sizes[name],
                     proven_optimal=proven[name][head],
                     solver=how.solver,
+                    certified=certified[name][head],
                 )
             )
     return PrunedMHA(masks=mha_masks, weights=pruned, errors=tuple(errors))
@@ -488,6 +492,7 @@ def _prune_fc(target: FCWeights, source: FCWeights, how: _Solve, prefix: str) ->
                 group_size=layer.group_size,
                 proven_optimal=all(bool(s.proven_optimal.all()) for s in layer.solves),
                 solver=how.solver,
+                certified=all(bool(s.certified.all()) for s in layer.solves),
             )
         )
     return PrunedFC(masks=tuple(masks), weights=source.pruned(tuple(masks)), errors=tuple(errors))
