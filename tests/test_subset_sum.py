@@ -366,3 +366,10 @@ def test_exact_batch_equals_one_by_one(solver):
         assert batch.masks.tobytes() == solve_subset_sum(w, a, solver).masks.tobytes()
         for p in range(5):
             assert solve_subset_sum(float(w[p]), a[p], solver).masks[0].tobytes() == batch.masks[p].tobytes()
+
+
+def test_threads_give_the_same_answers():
+    w, a = lemma7_instances(6, 26, seed=15)
+    assert solve_subset_sum(w, a, "exact", workers=2).masks.tobytes() == solve_subset_sum(w, a, "exact").masks.tobytes()
+    with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
+        solve_subset_sum(w, a, "exact", workers=0)

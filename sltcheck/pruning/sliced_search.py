@@ -173,7 +173,8 @@ def sliced_search(
             return
         lo = np.searchsorted(right_sorted, near_residuals - window, side="left")
         hi = np.searchsorted(right_sorted, near_residuals + window, side="right")
-        near_right = np.unique(np.concatenate([right_sorted[i:j] for i, j in zip(lo.tolist(), hi.tolist(), strict=True)]))
+        spans = zip(lo.tolist(), hi.tolist(), strict=True)
+        near_right = np.unique(np.concatenate([right_sorted[i:j] for i, j in spans]))
         rows = np.flatnonzero(np.isin(residuals, near_residuals))
         columns = np.flatnonzero(np.isin(right, near_right))
         if rows.size * columns.size > PAIR_LIMIT:  # many ties: pair them by sorted windows instead

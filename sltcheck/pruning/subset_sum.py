@@ -52,6 +52,7 @@ import importlib
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -171,6 +172,7 @@ def solve_subset_sum(
     fallback: str | None = None,
     return_mp: bool = False,
     dps: int = 40,
+    workers: int = 1,
 ) -> SubsetSumResult:
     """Solve min_m |w_p - a_p . m| for every problem p.
 
@@ -179,22 +181,26 @@ def solve_subset_sum(
     warning, when ``solver`` is not installed, not licensed or over its licence's
     size limit (e.g. ``fallback="mitm"`` for Gurobi's 2000-variable pip licence);
     the result's ``solver`` and ``fallback_reason`` then say what ran and why.
-    ``return_mp`` adds the errors as mpf at ``dps`` digits.
+    ``return_mp`` adds the errors as mpf at ``dps`` digits. ``workers`` > 1 runs
+    the problems of ``"exact"`` and ``"fast"`` on that many threads (the compiled
+    kernels and numpy's sorts release the GIL); the answers do not depend on it.
     """
     targets_array, candidates_array = _check_problems(targets, candidates)
     solver = check_choice("solver", solver, SOLVERS)
     if fallback is not None:
         fallback = check_choice("fallback", fallback, SOLVERS)
     dps = check_dps(dps)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
     options = options if options is not None else MIPOptions()
     check_positive("options.binary_tolerance", options.binary_tolerance)
     try:
-        return _run(solver, targets_array, candidates_array, options, return_mp, dps)
+        return _run(solver, targets_array, candidates_array, options, return_mp, dps, workers)
     except SolverUnavailableError as error:
         if fallback is None or fallback == solver:
             raise
         warnings.warn(f"{error}; falling back to solver {fallback!r}", stacklevel=2)
-        result = _run(fallback, targets_array, candidates_array, options, return_mp, dps)
+        result = _run(fallback, targets_array, candidates_array, options, return_mp, dps, workers)
         return dataclasses.replace(result, fallback_reason=str(error))
 
 
@@ -270,11 +276,12 @@ def _run(
     options: MIPOptions,
     return_mp: bool,
     dps: int,
+    workers: int = 1,
 ) -> SubsetSumResult:
     start = time.perf_counter()
     problems, n = a.shape
     if solver in SLICED_SOLVERS:
-        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a)
+        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a, workers)
     else:
         solve_one = _prepare(solver, n, options)
         masks = np.zeros((problems, n), dtype=bool)
@@ -465,21 +472,28 @@ def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
 
 
 def _solve_sliced_batch(
-    solver: str, w: np.ndarray, a: np.ndarray
+    solver: str, w: np.ndarray, a: np.ndarray, workers: int = 1
 ) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
     """``"exact"`` and ``"fast"`` on every problem: masks, certificates, float errors, times."""
     problems, n = a.shape
     if n <= BATCH_ENUMERATION_MAX:
         return _enumerate_batch(w, a)
     masks = np.zeros((problems, n), dtype=bool)
-    certificates: list[str] = []
+    certificates = ["none"] * problems
     objective = np.zeros(problems)
     times = np.zeros(problems)
-    for p in range(problems):
+
+    def solve(p: int) -> None:
         tick = time.perf_counter()
-        masks[p], certificate, objective[p] = _solve_sliced(float(w[p]), a[p], solver)
-        certificates.append(certificate)
+        masks[p], certificates[p], objective[p] = _solve_sliced(float(w[p]), a[p], solver)
         times[p] = time.perf_counter() - tick
+
+    if workers > 1 and problems > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(solve, range(problems)))
+    else:
+        for p in range(problems):
+            solve(p)
     return masks, certificates, objective, times
 
 
