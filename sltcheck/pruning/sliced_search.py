@@ -96,10 +96,10 @@ def _slice_bounds(
     sample = np.sort(a[rng.integers(0, a.size, size)] + b[rng.integers(0, b.size, size)])
     cuts = np.unique(sample[np.linspace(0, size, slices + 1)[1:-1].astype(np.int64)])
     edges = np.concatenate(([-np.inf], cuts, [np.inf]))
-    bounds = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
-    middles = [np.clip(centre, low if np.isfinite(low) else high - 1.0, high if np.isfinite(high) else low + 1.0)
-               for low, high in bounds]
-    return [bounds[i] for i in np.argsort([abs(m - centre) for m in middles], kind="stable")]
+    lows, highs = edges[:-1].copy(), edges[1:].copy()
+    lows[0], highs[-1] = highs[0] - 1.0, lows[-1] + 1.0  # finite stand-ins for the two open ends
+    order = np.argsort(np.abs(np.clip(centre, lows, highs) - centre), kind="stable")
+    return list(zip(edges[:-1][order].tolist(), edges[1:][order].tolist(), strict=True))
 
 
 def sliced_search(
@@ -148,8 +148,9 @@ def sliced_search(
     found_codes: list[np.ndarray] = []
     found_errors: list[np.ndarray] = []
 
-    def examine(low: float, high: float) -> None:
-        """Pair the left sums in [low, high) with every right sum that can beat ``best``."""
+    def examine(low: float, high: float, reach: float | None = None) -> None:
+        """Pair the left sums in [low, high) with every right sum that can beat ``best``
+        (or, for the probe, with the right sums within ``reach`` of their residuals only)."""
         nonlocal best
         left, left_codes = _pairs_between(a, a_codes, b, b_codes, low, high)
         if left.size == 0:
@@ -157,9 +158,9 @@ def sliced_search(
         residuals = w - left
         window = best + 2.0 * tolerance
         # tolerance also absorbs the rounding of c + d against the bounds below
+        margin = window + tolerance if reach is None else min(reach, window + tolerance)
         right, right_codes = _pairs_between(
-            c, c_codes, d, d_codes, float(residuals.min()) - window - tolerance,
-            float(residuals.max()) + window + tolerance,
+            c, c_codes, d, d_codes, float(residuals.min()) - margin, float(residuals.max()) + margin,
         )
         if right.size == 0:
             return
@@ -188,10 +189,12 @@ def sliced_search(
         found_errors.append(errors[close])
 
     if slices > 1:
-        # A probe of about PROBE_SIZE left sums at the centre first: its best error makes the
-        # right windows of every slice after it small. Its pairs are met again in their slice.
+        # A probe first: about PROBE_SIZE left sums at the centre against about PROBE_SIZE^2 right
+        # sums near them. Any pair it meets bounds the best error, which keeps the right windows
+        # of every slice after it small; its pairs are met again in their own slice.
         width = PROBE_SIZE * np.sqrt(2.0 * np.pi * var_left) / left_count
-        examine(float(centre) - width / 2.0, float(centre) + width / 2.0)
+        reach = PROBE_SIZE**2 * np.sqrt(2.0 * np.pi * var_right) / (2.0 * c.size * d.size)
+        examine(float(centre) - width / 2.0, float(centre) + width / 2.0, float(reach))
     complete = True
     for low, high in _slice_bounds(a, b, slices, float(centre)):
         examine(low, high)

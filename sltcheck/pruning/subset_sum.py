@@ -463,10 +463,11 @@ def _solve_brute(w: float, a: np.ndarray) -> _Solution:
 def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
     """Largest |a_k| first; keep a_k when it brings the partial sum closer to w."""
     mask = np.zeros(a.size)
-    residual = w
-    for k in np.argsort(-np.abs(a), kind="stable"):
-        if abs(residual - a[k]) < abs(residual):
-            residual -= a[k]
+    residual = float(w)
+    values = a.tolist()  # Python floats: the same float64 arithmetic, without numpy scalars
+    for k in np.argsort(-np.abs(a), kind="stable").tolist():
+        if abs(residual - values[k]) < abs(residual):
+            residual -= values[k]
             mask[k] = 1.0
     return _Solution(mask, False, abs(residual))
 
