@@ -331,8 +331,7 @@ def test_beyond_proof_reach_the_floor_certificate_is_exact(n, solver):
             assert result.certificates[p] in ("optimal", "float64-floor")
         if result.certificates[p] == "float64-floor":
             assert result.exact_errors[p] <= Fraction(floor)
-        scale = abs(w[p]) + np.abs(a[p]).sum()
-        assert result.errors[p] <= max(floor, subset_sum.FAST_RELATIVE_TOLERANCE * scale)
+        assert result.exact_errors[p] <= Fraction(max(floor, subset_sum.FAST_TOLERANCE))
         assert result.exact_errors[p] <= solve_subset_sum(w[p], a[p], "greedy").exact_errors[0]
 
 

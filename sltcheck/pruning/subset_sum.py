@@ -30,9 +30,10 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   ``EXACT_PROVE_MAX`` nonzero candidates the search always runs to the end;
   beyond, it stops as soon as the floor is reached, searching the
   ``EXACT_FREE_MAX`` largest candidates (the others left out) when n' is larger.
-* ``"fast"``: the same search, stopping as soon as the error is at most
-  ``FAST_RELATIVE_TOLERANCE`` (|w| + sum|a|) or the floor, over the
-  ``FAST_FREE_MAX`` largest candidates: for widths up to 1024 and beyond.
+* ``"fast"``: the same search, stopping as soon as the exact error is at most
+  ``FAST_TOLERANCE`` (1e-10) or the floor, over the ``FAST_FREE_MAX`` largest
+  candidates: for widths up to 1024 and beyond. Where the optimum is above
+  1e-10 (n' <= 32 or so) it runs to the end and equals ``"exact"``.
 * ``"brute"``: all 2^n' subsets (n' <= 20), decided the same exact way.
 * ``"gurobi"``, ``"highs"`` (scipy.optimize.milp), ``"cvxpy"``: the MIP above.
 * ``"greedy"``: largest |a_k| first, keep it when it reduces the error.
@@ -69,7 +70,9 @@ SLICED_SOLVERS: tuple[str, ...] = ("exact", "fast")
 EXACT_PROVE_MAX = 40  # "exact" runs every search to the end (proves optimality) up to this n'
 EXACT_FREE_MAX = 56  # beyond this n', "exact" searches the largest 56 candidates down to the floor
 FAST_FREE_MAX = 44
-FAST_RELATIVE_TOLERANCE = 2.0**-40  # "fast" stops at this error relative to |w| + sum|a|
+# "fast" stops at this error (or the float64 floor, if larger): 10^-4 of Gurobi's default
+# FeasibilityTol (1e-6), below which Gurobi-default's answers practically never go.
+FAST_TOLERANCE = 1e-10
 BATCH_ENUMERATION_MAX = 12  # up to this n', "exact" and "fast" enumerate all problems at once
 BATCH_MEMORY_BYTES = 1 << 25  # per chunk of problems in that enumeration
 # Certificates: "optimal" (exactly proven), "float64-floor" (exact error <= float64_floor),
@@ -550,7 +553,7 @@ def _solve_sliced(w: float, a: np.ndarray, solver: str) -> tuple[np.ndarray, str
     if solver == "exact":
         stop_below = 0.0 if used.size <= EXACT_PROVE_MAX else floor
     else:
-        stop_below = max(floor, FAST_RELATIVE_TOLERANCE * (abs(w) + float(np.abs(a).sum())))
+        stop_below = max(floor, FAST_TOLERANCE)
     values = a[free]
     tolerance = _shortlist_tolerance(w, values)  # only the free values are summed
     greedy = _solve_greedy(w, values)
