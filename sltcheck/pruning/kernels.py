@@ -69,8 +69,11 @@ def _compile() -> tuple[Callable[..., np.ndarray], Callable[..., tuple[np.ndarra
         import numba
     except ImportError:
         return _nearest_numpy, _pair_sums_numpy, False
-    jit = numba.njit(cache=True, nogil=True)
-    return jit(_nearest_merge), jit(_pair_sums_loop), True
+    try:  # the on-disk cache needs a writable place; without one, compile once per process
+        return numba.njit(cache=True, nogil=True)(_nearest_merge), numba.njit(cache=True, nogil=True)(
+            _pair_sums_loop), True
+    except RuntimeError:
+        return numba.njit(nogil=True)(_nearest_merge), numba.njit(nogil=True)(_pair_sums_loop), True
 
 
 nearest_distances, pair_sums, COMPILED = _compile()
