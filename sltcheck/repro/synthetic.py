@@ -143,7 +143,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
     choice("--norm-policy", config.norm_policy, NORM_POLICIES)
     choice("--regression-token", config.regression_token, REGRESSION_TOKENS)
     choice("--bound", config.bound, BOUNDS)
-    reason = None if config.solver in ("mitm", "exact", "fast", "brute", "greedy") else available_solvers()[config.solver]
+    licence_free = ("mitm", "exact", "fast", "brute", "greedy")
+    reason = None if config.solver in licence_free else available_solvers()[config.solver]
     if reason is not None:
         raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
     for name, value, limit in (("--sources", config.sources, MAX_SOURCES),
