@@ -12,7 +12,7 @@ from sltcheck.statements import Instance
 
 # Instances: sltcheck/statements/lemma7/instances.py; the statement and its variants: sltcheck/statements/lemma7/.
 VARIANTS = [
-    "deterministic",  # holds (measured == bound: entries decouple, M2 entrywise optimal)
+    "construction",  # holds (the best masks, enumerated, are no worse than the construction's)
 ]
 
 

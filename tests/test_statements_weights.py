@@ -8,6 +8,7 @@ import pytest
 
 from sltcheck.harness import evaluate
 from sltcheck.statements import lemma2, lemma4, lemma7
+from sltcheck.statements.lemma7 import brute_force
 
 
 def _instance(d1: int, d2: int, n_prime: int, seed: int = 0) -> dict:
@@ -41,9 +42,9 @@ def _brute_force_entrywise_error(instance: dict, dps: int = 40) -> mpmath.mpf:
 
 
 @pytest.mark.parametrize(("d1", "d2", "n_prime", "seed"), [(3, 2, 8, 0), (1, 1, 10, 1), (2, 3, 6, 2)])
-def test_lemma7_measured_is_the_brute_force_optimum(d1: int, d2: int, n_prime: int, seed: int) -> None:
+def test_lemma7_construction_error_is_the_brute_force_optimum(d1: int, d2: int, n_prime: int, seed: int) -> None:
     instance = _instance(d1, d2, n_prime, seed)
-    value, brute = lemma7.measured(instance, 40), _brute_force_entrywise_error(instance)
+    value, brute = lemma7.construction_error(instance, 40), _brute_force_entrywise_error(instance)
     assert brute > 0
     # The two sums differ only in the order of 40-digit additions: agreement to 1e-35 relative.
     assert abs(value - brute) <= brute * mpmath.mpf(10) ** -35
@@ -53,13 +54,57 @@ def test_lemma7_measured_is_the_brute_force_optimum(d1: int, d2: int, n_prime: i
     assert mixed < value if d1 > 1 else mixed == value
 
 
+@pytest.mark.parametrize(("d1", "d2", "n_prime", "seed"), [
+    (1, 1, 8, 0), (2, 1, 4, 1), (2, 2, 3, 2), (3, 2, 2, 3), (3, 3, 6, 4), (2, 3, 10, 5),
+])
+def test_lemma7_construction_error_is_the_entrywise_optimum(d1: int, d2: int, n_prime: int, seed: int) -> None:
+    """Eq. (8): the block-diagonal M1 decouples the entries and M2 is entrywise optimal: the
+    construction's error (full product from its masks) equals the max of the per-entry optima
+    enumerated over all 2^n' subsets (no solver)."""
+    instance = _instance(d1, d2, n_prime, seed)
+    W, W1, W2 = (np.asarray(instance[k]) for k in ("W", "W1", "W2"))
+    brute = brute_force.entrywise_optimum_brute(W, W1, W2).max()
+    assert float(lemma7.construction_error(instance, 40)) == pytest.approx(brute, rel=1e-12, abs=1e-15)
+    assert float(lemma7.entrywise_optimum(instance, 40)) == pytest.approx(brute, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize(("d2", "n_prime", "seed"), [(1, 8, 0), (2, 8, 1), (3, 6, 2)])
+def test_lemma7_construction_is_optimal_for_one_input(d2: int, n_prime: int, seed: int) -> None:
+    """d1 = 1: every mask pair is a subset sum of the n products, so the best masks and the
+    construction agree (to the enumeration's rounding bound)."""
+    instance = _instance(1, d2, n_prime, seed)
+    W, W1 = np.asarray(instance["W"]), np.asarray(instance["W1"])
+    best = brute_force.best_error_float(W, W1, np.asarray(instance["W2"]))
+    assert abs(best - float(lemma7.construction_error(instance, 40))) <= brute_force.rounding_bound(W, W1.shape[0])
+
+
+def test_lemma7_best_masks_beat_the_construction_when_entries_couple() -> None:
+    instance = _instance(2, 2, 3, seed=2)
+    assert lemma7.measured(instance, 40) < 0.99 * lemma7.construction_error(instance, 40)
+    assert not evaluate("lemma7", "construction", instance).violated
+
+
+def test_lemma7_enumeration_refuses_large_sources() -> None:
+    instance = _instance(3, 3, 4)
+    with pytest.raises(ValueError, match="n \\(rows of W1\\) = 12"):
+        lemma7.measured(instance, 40)
+
+
+def test_lemma7_mutants_below_measured() -> None:
+    instance = _instance(2, 2, 3, seed=2)
+    value = lemma7.measured(instance, 40)
+    assert value > 0
+    assert lemma7.unstructured_optimum(instance, 40) < value
+    assert lemma7.MUTANTS[0].bound(_instance(1, 2, 6, seed=3), 40) < lemma7.measured(_instance(1, 2, 6, seed=3), 40)
+
+
 def test_lemma7_unstructured_masks_mix_columns() -> None:
     """With M1 all ones the construction's M2 no longer gives the entrywise optimum."""
     instance = _instance(2, 2, 6)
     W, W1, W2 = (np.asarray(instance[k]) for k in ("W", "W1", "W2"))
     _, M2 = lemma7.masks(instance)
     mixed = lemma7.product_error(W, W1, W2, np.ones_like(W1, dtype=bool), M2, 40)
-    assert mixed > lemma7.measured(instance, 40)
+    assert mixed > lemma7.construction_error(instance, 40)
 
 
 def test_lemma7_success_frequency_large_width() -> None:

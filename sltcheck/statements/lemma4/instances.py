@@ -10,9 +10,12 @@ from sltcheck.statements import Instance
 from sltcheck.statements.lemma7.instances import (
     FREE,
     MAX_D,
+    MIN_N_PRIME,
     SEARCH_COST,
+    enumerable_n_prime,
     eps_start,
     eps_values,
+    nonzero,
     shapes,
     source_start,
     sources,
@@ -24,12 +27,12 @@ __all__ = ["FREE", "SEARCH_COST", "instances", "project", "shapes", "start"]
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
-        d1, d2 = draw(st.integers(1, MAX_D)), draw(st.integers(1, MAX_D))
+        d1, d2 = draw(st.integers(2, MAX_D)), draw(st.integers(1, MAX_D))
         if "matrix-spectral" in drop:
             W = draw(strategies.float_arrays((d2, d1), -2.0, 2.0))
         else:
-            W = draw(strategies.unit_spectral_matrices(d2, d1))
-        W1, W2 = draw(sources(d1, d2))
+            W = draw(strategies.unit_spectral_matrices(d2, d1).filter(nonzero))
+        W1, W2 = draw(sources(d1, d2, enumerable_n_prime(d1, d2), MIN_N_PRIME))
         return {"W": W, "W1": W1, "W2": W2, "eps": draw(eps_values())}
 
     return draw()

@@ -1,7 +1,10 @@
 """Instances of Lemma 7: a target W with entries in [-1, 1], sources W1, W2 with U[-1, 1] entries, eps.
 
-Small sizes (d1, d2 <= 3, n = d1 n' with n' <= 10) keep the exact meet-in-the-middle
-solves instant. Targets: generic entries in [-1, 1], the corners +-1 and 0 (exactly
+Small sizes (d1, d2 <= 3, n = d1 n') keep the exhaustive enumeration of every mask pair
+(the measured side, :mod:`sltcheck.statements.lemma7.brute_force`) to milliseconds: n' is at
+most ``brute_force.max_group_size(d1, d2)`` (4 for a 1 x 2 target, 3 for 2 x 2, 1 for 3 x 3). Targets have d1 >= 2 columns: with d1 = 1 every mask pair is a subset sum of
+the n products, so the construction is optimal and the property's two sides are equal by a
+theorem (that equality is a unit test, tests/test_statements_weights.py). Targets: generic entries in [-1, 1], the corners +-1 and 0 (exactly
 representable or far out of reach of few products), or a rescaled matrix of spectral
 norm <= 1 (Lemma 4's targets, a subset of Lemma 7's).
 """
@@ -13,24 +16,32 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
 from sltcheck.statements import Instance
+from sltcheck.statements.lemma7.brute_force import max_group_size
 
 FREE = ("W", "W1", "W2")
 MAX_D = 3
 MAX_N_PRIME = 10
+# Lemma 7's draws: n' >= 2 where the enumeration allows it (with n' = 1 most targets are out
+# of reach of one product per entry, and the best masks and the construction then tie).
+MIN_N_PRIME = 2
 
-__all__ = ["FREE", "SEARCH_COST", "instances", "project", "shapes", "sources", "start"]
+__all__ = ["FREE", "SEARCH_COST", "instances", "nonzero", "project", "shapes", "sources", "start"]
 
-SHAPES = {"d1": (1, 2), "d2": (1, 2), "n_prime": (1, 2, 3, 4, 6, 8)}
+SHAPES = {"d1": (1, 2), "d2": (1, 2), "n_prime": (1, 2, 3, 4, 6, 8)}  # Lemma 2's
+# Lemma 7's (and 4's): d1 >= 2, n' small enough to enumerate every mask pair.
+ENUMERABLE_SHAPES = {"d1": (2, 3), "d2": (1, 2, 3), "n_prime": (1, 2, 3, 4)}
 # One evaluation solves d1 d2 subset-sum problems: the search takes a quarter of its budget here.
 SEARCH_COST = 4
 
 
-def sources(d1: int, d2: int) -> st.SearchStrategy[tuple[np.ndarray, np.ndarray]]:
-    """W1 (n, d1), W2 (d2, n) with entries in [-1, 1] and n = d1 n'."""
+def sources(
+    d1: int, d2: int, max_n_prime: int = MAX_N_PRIME, min_n_prime: int = 1
+) -> st.SearchStrategy[tuple[np.ndarray, np.ndarray]]:
+    """W1 (n, d1), W2 (d2, n) with entries in [-1, 1] and n = d1 n', min_n_prime <= n' <= max_n_prime."""
 
     @st.composite
     def draw(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
-        n_prime = draw(st.integers(1, MAX_N_PRIME))
+        n_prime = draw(st.integers(min(min_n_prime, max_n_prime), max_n_prime))
         n = d1 * n_prime
         seed = draw(st.integers(0, 2**32 - 1))
         rng = np.random.default_rng(seed)
@@ -45,22 +56,30 @@ def eps_values() -> st.SearchStrategy[float]:
 
 
 def targets(d1: int, d2: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:
+    # Corners (+-1: out of reach of few products; 0 and 1/2: exactly reachable) are a quarter
+    # of the draws: there both sides tie at |W_ij| or at 0.
     corners = st.builds(
         lambda values: np.asarray(values, dtype=np.float64).reshape(d2, d1),
         st.lists(st.sampled_from([-1.0, 0.0, 1.0, 0.5]), min_size=d1 * d2, max_size=d1 * d2),
     )
-    options = [strategies.float_arrays((d2, d1)), corners, strategies.unit_spectral_matrices(d2, d1)]
+    generic = strategies.float_arrays((d2, d1))
+    options = [generic, generic, corners, strategies.unit_spectral_matrices(d2, d1)]
     if "matrix-entries" in drop:
         options.append(strategies.float_arrays((d2, d1), -4.0, 4.0))
-    return st.one_of(*options)
+    return st.one_of(*options).filter(nonzero)
+
+
+def nonzero(W: np.ndarray) -> bool:
+    """The zero target is reached exactly by the empty masks (both sides 0): not drawn."""
+    return bool(np.any(W != 0))
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
-        d1, d2 = draw(st.integers(1, MAX_D)), draw(st.integers(1, MAX_D))
+        d1, d2 = draw(st.integers(2, MAX_D)), draw(st.integers(1, MAX_D))
         W = draw(targets(d1, d2, drop))
-        W1, W2 = draw(sources(d1, d2))
+        W1, W2 = draw(sources(d1, d2, enumerable_n_prime(d1, d2), MIN_N_PRIME))
         return {"W": W, "W1": W1, "W2": W2, "eps": draw(eps_values())}
 
     return draw()
@@ -73,8 +92,17 @@ def project(instance: Instance) -> Instance:
     return out
 
 
+def enumerable_n_prime(d1: int, d2: int) -> int:
+    """The largest n' the measured side's enumeration takes (at most MAX_N_PRIME)."""
+    return min(MAX_N_PRIME, max_group_size(d1, d2))
+
+
+def enumerable(shape: dict[str, int]) -> bool:
+    return shape["n_prime"] <= enumerable_n_prime(shape["d1"], shape["d2"])
+
+
 def shapes() -> list[dict[str, int]]:
-    return boundary.ordered_shapes(SHAPES)
+    return boundary.ordered_shapes(ENUMERABLE_SHAPES, keep=enumerable)
 
 
 def source_start(shape: dict[str, int], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
