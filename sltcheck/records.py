@@ -77,6 +77,7 @@ class CheckRun(TypedDict):
     no_search: bool
     no_mutants: bool
     power: bool
+    probability: NotRequired[bool]
 
 
 class FindingsFile(TypedDict):
@@ -95,6 +96,8 @@ class FindingsFile(TypedDict):
     mutants: list[MutantRecord]
     slack: list[dict[str, Any]]
     power: list[dict[str, Any]]
+    # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
+    probability: NotRequired[dict[str, Any]]
 
 
 class PointRecord(TypedDict):

@@ -63,6 +63,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
     )
     parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
+    parser.add_argument("--probability", action=argparse.BooleanOptionalAction, default=None,
+                        help="the probability halves: the proofs' allocation of eps (exact) and success "
+                             "frequencies at the prescribed widths (ci grid, ~1 min; the full grid: "
+                             "sltcheck widths --frequencies --profile full); default: on unless --only")
     parser.add_argument("--power", action=argparse.BooleanOptionalAction, default=None,
                         help="the search-power table (default: on, except at the ci profile, which stays short)")
     add_verbosity(parser)
@@ -110,6 +114,8 @@ def _units(names: list[str], run_config: CheckRun) -> list[str]:
             units.append(f"{name}/mutants")
     if run_config["power"]:
         units.append("power")
+    if run_config.get("probability"):
+        units.append("probability")
     return units
 
 
@@ -149,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         "profile": args.profile, "seed": args.seed, "only": names if args.only else [],
         "no_search": bool(args.no_search), "no_mutants": bool(args.no_mutants),
         "power": bool(args.power or (args.power is None and args.profile != "ci")),
+        "probability": bool(args.probability or (args.probability is None and not args.only)),
     }
     out = ensure_writable_directory(args.out)
     with DirectoryLock(out):
@@ -176,12 +183,24 @@ def run(args: argparse.Namespace) -> int:
             LOG.info("search power: the search against every known supremum ...")
             state["power"] = search_power.table(args.profile, args.seed, tuple(names))
             _finish(out, state, "power", slack_names)
+        if "probability" in units and "probability" not in state["done"]:
+            from sltcheck.pruning import allocation, probability
+
+            LOG.info("probability statements: the proofs' allocation of eps, frequencies at the prescribed widths ...")
+            state["probability"] = {"allocation": allocation.check_all(),
+                                    **probability.run("full" if args.profile == "deep" else "ci", args.seed)}
+            _finish(out, state, "probability", slack_names)
         if not state["complete"]:
             _finish(out, state, None, slack_names)
     if state["power"]:
         from sltcheck.harness import power as search_power
 
         LOG.info("%s\n", search_power.format_table(state["power"]))
+    if state.get("probability"):
+        from sltcheck.pruning import allocation, probability
+
+        LOG.info("%s\n", allocation.format_table(state["probability"]["allocation"]))
+        LOG.info("%s\n", probability.format_tables(state["probability"]))
     LOG.info("%s", _table(state["findings"], state["mutants"]))
     LOG.info("\nwrote %s", out / "findings.json")
     return 0

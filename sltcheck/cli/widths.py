@@ -15,9 +15,42 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+def handle_probability(args: argparse.Namespace) -> int:
+    """``sltcheck widths --frequencies`` / ``--allocation``: the probability halves of the theorems."""
+    from sltcheck.pruning import allocation, calibration, probability
+
+    result: dict[str, Any] = {"version": 1}
+    if args.allocation:
+        result["allocation"] = allocation.check_all()
+        print(allocation.format_table(result["allocation"]), end="\n\n")
+    if args.frequencies:
+        from sltcheck.executors import make_executor
+
+        try:
+            C = None if args.calibrated in (None, "default") else calibration.load_C(args.calibrated)
+            with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+                result["probability"] = probability.run(args.profile, args.seed, C, executor,
+                                                        progress=lambda line: print(line, file=sys.stderr))
+        except ValueError as error:
+            print(f"sltcheck widths: error: {error}", file=sys.stderr)
+            return 2
+        print(probability.format_tables(result["probability"]))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=1, allow_nan=False))
+        print(f"written to {args.out}")
+    return 0
+
+
 def handle_widths(args: argparse.Namespace) -> int:
     from sltcheck.pruning import calibration, widths
 
+    if args.frequencies or args.allocation:
+        return handle_probability(args)
+    if args.eps is None or args.heads is None or args.d1 is None:
+        print("sltcheck widths: error: --eps, --heads and --d1 are required (unless --frequencies or --allocation)",
+              file=sys.stderr)
+        return 2
     try:
         if args.blocks is not None and not 2 <= args.blocks <= MAX_CLI_BLOCKS:
             raise ValueError(f"--blocks must be an integer from 2 to {MAX_CLI_BLOCKS} (the sensitivities double it; "
@@ -98,9 +131,9 @@ def register(cli: Any) -> None:
 
 
 def _widths_arguments(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--eps", type=float, required=True, help="target error, in (0, 1)")
-    sub.add_argument("--heads", type=int, required=True, help="number of heads H")
-    sub.add_argument("--d1", type=int, required=True, help="input dimension d1")
+    sub.add_argument("--eps", type=float, default=None, help="target error, in (0, 1)")
+    sub.add_argument("--heads", type=int, default=None, help="number of heads H")
+    sub.add_argument("--d1", type=int, default=None, help="input dimension d1")
     sub.add_argument("--d2", type=int, default=None, help="output dimension d2 (default d1)")
     sub.add_argument("--alpha", type=float, default=None, help="token norm bound (default max(sqrt d1, sqrt d2))")
     sub.add_argument("--layers", type=int, default=1, help="FC layers L (Theorems 11, 14)")
@@ -109,6 +142,17 @@ def _widths_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--calibrated", nargs="?", const="default", default=None, metavar="FILE",
                      help="use the calibrated C (from FILE written by 'sltcheck calibrate', or the stored default)")
     sub.add_argument("--json", action="store_true", help="print JSON")
+    sub.add_argument("--frequencies", action="store_true",
+                     help="success frequencies at the prescribed widths, width slack and the C trend")
+    sub.add_argument("--allocation", action="store_true",
+                     help="the proofs' allocation of eps, in exact rationals, as written and corrected")
+    sub.add_argument("--profile", choices=["ci", "full"], default="ci",
+                     help="grid and trials of --frequencies (full: ~the opt-in grid, run it with --workers)")
+    sub.add_argument("--seed", type=int, default=0, help="seed of --frequencies")
+    sub.add_argument("--out", default=None, help="JSON output file of --frequencies / --allocation")
+    sub.add_argument("--workers", type=int, default=None, help="local processes (or Dask workers with --cluster)")
+    sub.add_argument("--cluster", choices=["local"], default=None, help="a Dask LocalCluster of --workers workers")
+    sub.add_argument("--scheduler", default=None, help="an existing Dask scheduler address")
 
 
 def _calibrate_arguments(cal: argparse.ArgumentParser) -> None:

@@ -336,3 +336,17 @@ def check_all(grid: tuple[dict[str, Any], ...] = DEFAULT_GRID) -> dict[str, Any]
                              worst_at={k: str(v) for k, v in row["worst_at"].items()}))
     return {"grid": [{k: str(v) for k, v in g.items()} for g in grid], "allocations": out_rows,
             "theorem14_steps": list(steps.values())}
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The allocation table of :func:`check_all`, as plain text."""
+    lines = [f"The proofs' allocation of eps (exact rationals, {len(result['grid'])} grid points; worst total / eps):",
+             f"{'statement':<10} {'variant':<13} {'worst total/eps':>16} {'<= eps':>6} {'widths match':>12}  slip"]
+    for r in result["allocations"]:
+        match = "-" if r["widths_match"] is None else ("yes" if r["widths_match"] else "NO")
+        lines.append(f"{r['statement']:<10} {r['variant']:<13} {r['worst_total_over_eps']:>16} "
+                     f"{('yes' if r['holds'] else 'NO'):>6} {match:>12}  {r['slip']}")
+    lines.append("Theorem 14's closed form (line 829), each step on every grid point:")
+    for s in result["theorem14_steps"]:
+        lines.append(f"  {'holds' if s['holds'] else 'FALSE':<6} {s['claim']}")
+    return "\n".join(lines)

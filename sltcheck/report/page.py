@@ -29,6 +29,7 @@ from markupsafe import Markup
 
 from sltcheck import __version__
 from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.report import probability_section
 from sltcheck.report.inputs import settings as run_settings
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.fits import interval_text
@@ -37,7 +38,7 @@ from sltcheck.schema import SCHEMA_VERSION, json_safe
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
-    "violations", "glance", "findings", "statements", "power", "slack", "reproductions", "lm",
+    "violations", "glance", "findings", "statements", "power", "slack", "probability", "reproductions", "lm",
 )
 
 # Fields of an array shown in decimal before "… (k more)"; the JSON keeps all of them exactly.
@@ -140,6 +141,8 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         # Slack factors (bound / exact supremum): the top-level "slack" list of a findings.json,
         # rows as written by sltcheck.worst_case.slack_table().
         "slack": [row for f in inputs["findings"] for row in f.get("slack", []) if isinstance(row, dict)],
+        # The probability halves: the "probability" key of a findings.json (sltcheck check).
+        "probability": next((f["probability"] for f in inputs["findings"] if f.get("probability")), None),
         # Search power (best found / known supremum): rows of sltcheck.harness.power.table().
         "power": [row for f in inputs["findings"] for row in f.get("power", []) if isinstance(row, dict)],
         "synthetic": inputs["synthetic"],
@@ -424,6 +427,7 @@ VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "statements": _statements_view,
     "power": _power_view,
     "slack": _slack_view,
+    "probability": probability_section.view,
     "reproductions": _synthetic_view,
     "lm": _lm_view,
 }
