@@ -14,20 +14,23 @@ def by_variant(statement: str, **point: object) -> dict[str, allocation.Allocati
     return {a.variant: a for a in allocation.STATEMENTS[statement](p)}
 
 
-@pytest.mark.parametrize(("statement", "variant", "point", "total_over_eps"), [
-    ("lemma7", "as-written", {"eps": F(1, 10), "d1": 4, "d2": 9}, F(1)),
-    ("lemma2", "as-written", {"eps": F(1, 10), "d1": 4, "d2": 1}, F(1)),
-    # one W_QK and one W_VO failure: 1/(8 H alpha^3 sqrt(d1)) + sqrt(d2)/(2 H alpha), H = 2, d1 = d2 = 4, alpha = 2
-    ("theorem9", "as-written", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, F(1, 256) + F(1, 4)),
-    ("theorem9", "heads-summed", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, 2 * (F(1, 256) + F(1, 4))),
-    # corrected: sqrt(d1)/(8 alpha^3) + sqrt(d2)/(2 alpha) = 2/64 + 2/4
-    ("theorem9", "corrected", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, F(2, 64) + F(1, 2)),
-    ("theorem11", "as-written", {"eps": F(1, 2), "H": 1, "d1": 1, "alpha": 1}, F(1, 4) + F(1, 6)),
-    ("theorem11", "expanded", {"eps": F(1, 2), "H": 1, "d1": 1, "alpha": 1, "L": 3}, F(5, 32) + F(1, 12)),
-    # B = 2, H = d1 = alpha = 1: beta_2 = 4, K_1 = 2 * 16 * 16 = 512, K_2 = 2
-    ("theorem14", "as-written", {"eps": F(1, 2), "B": 2}, F(1, 512) + F(1, 2)),
-    ("theorem14", "closed-form", {"eps": F(1, 2), "B": 2}, F(1055, 1984)),
-])
+@pytest.mark.parametrize(
+    ("statement", "variant", "point", "total_over_eps"),
+    [
+        ("lemma7", "as-written", {"eps": F(1, 10), "d1": 4, "d2": 9}, F(1)),
+        ("lemma2", "as-written", {"eps": F(1, 10), "d1": 4, "d2": 1}, F(1)),
+        # one W_QK and one W_VO failure: 1/(8 H alpha^3 sqrt(d1)) + sqrt(d2)/(2 H alpha), H = 2, d1 = d2 = 4, alpha = 2
+        ("theorem9", "as-written", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, F(1, 256) + F(1, 4)),
+        ("theorem9", "heads-summed", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, 2 * (F(1, 256) + F(1, 4))),
+        # corrected: sqrt(d1)/(8 alpha^3) + sqrt(d2)/(2 alpha) = 2/64 + 2/4
+        ("theorem9", "corrected", {"eps": F(1, 2), "H": 2, "d1": 4, "alpha": 2}, F(2, 64) + F(1, 2)),
+        ("theorem11", "as-written", {"eps": F(1, 2), "H": 1, "d1": 1, "alpha": 1}, F(1, 4) + F(1, 6)),
+        ("theorem11", "expanded", {"eps": F(1, 2), "H": 1, "d1": 1, "alpha": 1, "L": 3}, F(5, 32) + F(1, 12)),
+        # B = 2, H = d1 = alpha = 1: beta_2 = 4, K_1 = 2 * 16 * 16 = 512, K_2 = 2
+        ("theorem14", "as-written", {"eps": F(1, 2), "B": 2}, F(1, 512) + F(1, 2)),
+        ("theorem14", "closed-form", {"eps": F(1, 2), "B": 2}, F(1055, 1984)),
+    ],
+)
 def test_allocation_totals(statement: str, variant: str, point: dict, total_over_eps: Fraction) -> None:
     result = by_variant(statement, **point)[variant]
     assert result.total / result.eps == total_over_eps
@@ -63,23 +66,31 @@ def test_a_broken_allocation_is_caught() -> None:
     """Mutant: Theorem 11 with its FC share doubled past eps must not hold."""
     p = allocation.parameters(eps=F(1, 2))
     written = allocation.theorem11(p)[0]
-    broken = allocation.Allocation("theorem11", "mutant", p.eps, written.terms + (allocation.Term("extra", F(1, 2), "-"),), "")
+    broken = allocation.Allocation(
+        "theorem11", "mutant", p.eps, written.terms + (allocation.Term("extra", F(1, 2), "-"),), ""
+    )
     assert not broken.holds
 
 
 def test_check_all_every_variant_holds() -> None:
     result = allocation.check_all()
-    assert {(r["statement"], r["variant"]) for r in result["allocations"]} >= {("theorem9", "corrected"), ("theorem14", "as-written")}
+    assert {(r["statement"], r["variant"]) for r in result["allocations"]} >= {
+        ("theorem9", "corrected"),
+        ("theorem14", "as-written"),
+    }
     assert all(r["holds"] for r in result["allocations"])
 
 
-@pytest.mark.parametrize(("point", "message"), [
-    ({"eps": F(1, 2), "d1": 2}, "d1 must be a perfect square"),
-    ({"eps": 1}, "eps must lie in the open interval"),
-    ({"eps": F(1, 2), "d1": 4, "alpha": 1}, "alpha must be >= max"),
-    ({"eps": F(1, 2), "B": 1}, "B must be an integer >= 2"),
-    ({"eps": "x"}, "eps must be a rational number"),
-])
+@pytest.mark.parametrize(
+    ("point", "message"),
+    [
+        ({"eps": F(1, 2), "d1": 2}, "d1 must be a perfect square"),
+        ({"eps": 1}, "eps must lie in the open interval"),
+        ({"eps": F(1, 2), "d1": 4, "alpha": 1}, "alpha must be >= max"),
+        ({"eps": F(1, 2), "B": 1}, "B must be an integer >= 2"),
+        ({"eps": "x"}, "eps must be a rational number"),
+    ],
+)
 def test_bad_parameters(point: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         allocation.parameters(**point)

@@ -25,8 +25,10 @@ KNOWN_TIES = {("theorem11", "tight"), ("theorem11", "sharp"), ("theorem14", "tig
 
 CASES = [
     pytest.param(name, variant, marks=pytest.mark.xfail(strict=True, reason="ties on most draws (issue 15)"))
-    if (name, variant) in KNOWN_TIES else (name, variant)
-    for name in STATEMENT_MODULES for variant in load(name).VARIANTS
+    if (name, variant) in KNOWN_TIES
+    else (name, variant)
+    for name in STATEMENT_MODULES
+    for variant in load(name).VARIANTS
 ]
 
 
@@ -34,8 +36,9 @@ def tie_counts(statement: str, variant: str, examples: int = EXAMPLES) -> tuple[
     """(examples decided, ties, both sides exactly 0) over ``examples`` derandomised draws."""
     verdicts = []
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(instance=instances(statement))
     def draw(instance: dict) -> None:
         if not violations(statement, instance):

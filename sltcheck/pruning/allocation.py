@@ -71,11 +71,18 @@ class Allocation:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "statement": self.statement, "variant": self.variant, "slip": self.slip,
-            "eps": str(self.eps), "total": str(self.total), "total_over_eps": str(self.total / self.eps),
-            "total_over_eps_float": float(self.total / self.eps), "holds": self.holds,
-            "terms": [{"name": t.name, "failure": str(t.failure), "source": t.source,
-                       "width_matches": t.width_matches} for t in self.terms],
+            "statement": self.statement,
+            "variant": self.variant,
+            "slip": self.slip,
+            "eps": str(self.eps),
+            "total": str(self.total),
+            "total_over_eps": str(self.total / self.eps),
+            "total_over_eps_float": float(self.total / self.eps),
+            "holds": self.holds,
+            "terms": [
+                {"name": t.name, "failure": str(t.failure), "source": t.source, "width_matches": t.width_matches}
+                for t in self.terms
+            ],
         }
 
 
@@ -95,8 +102,15 @@ class Step:
         return self.left == self.right if self.relation == "=" else self.left <= self.right
 
     def as_dict(self) -> dict[str, Any]:
-        return {"statement": self.statement, "source": self.source, "claim": self.claim,
-                "left": str(self.left), "right": str(self.right), "relation": self.relation, "holds": self.holds}
+        return {
+            "statement": self.statement,
+            "source": self.source,
+            "claim": self.claim,
+            "left": str(self.left),
+            "right": str(self.right),
+            "relation": self.relation,
+            "holds": self.holds,
+        }
 
 
 # --- exact parameters -----------------------------------------------------------------------------
@@ -147,8 +161,9 @@ class Parameters:
         return exact_root("d2", self.d2)
 
 
-def parameters(eps: object, H: int = 1, d1: int = 1, d2: int | None = None, alpha: object | None = None,
-               L: int = 1, B: int = 2) -> Parameters:
+def parameters(
+    eps: object, H: int = 1, d1: int = 1, d2: int | None = None, alpha: object | None = None, L: int = 1, B: int = 2
+) -> Parameters:
     """Exact parameters; alpha defaults to max(sqrt(d1), sqrt(d2)), the smallest the theorems allow."""
     e = _rational("eps", eps, Fraction(0), Fraction(1))
     d2 = d1 if d2 is None else d2
@@ -165,41 +180,57 @@ def parameters(eps: object, H: int = 1, d1: int = 1, d2: int | None = None, alph
 
 def lemma7(p: Parameters) -> list[Allocation]:
     """Lemma 7 (line 344): d1 d2 entries, each failing with eps / (d1 d2) (Lueker per entry)."""
-    terms = tuple(Term(f"entry ({i}, {j})", p.eps / (p.d1 * p.d2), f"{PAPER}:344 (Lueker, per entry)")
-                  for i in range(p.d2) for j in range(p.d1))
+    terms = tuple(
+        Term(f"entry ({i}, {j})", p.eps / (p.d1 * p.d2), f"{PAPER}:344 (Lueker, per entry)")
+        for i in range(p.d2)
+        for j in range(p.d1)
+    )
     return [Allocation("lemma7", "as-written", p.eps, terms, "")]
 
 
 def lemma2(p: Parameters) -> list[Allocation]:
     """Lemma 2 / Pensia et al.: 2 d1 d2 subset sums (the positive and negative parts of every
     entry), each at eps / (2 d1 d2), which is what the width log(2 d1 d2 / eps) (line 65) buys."""
-    terms = tuple(Term(f"{part} part of entry ({i}, {j})", p.eps / (2 * p.d1 * p.d2), f"{PAPER}:65 (width log(2 d1 d2/eps))")
-                  for part in ("positive", "negative") for i in range(p.d2) for j in range(p.d1))
+    terms = tuple(
+        Term(f"{part} part of entry ({i}, {j})", p.eps / (2 * p.d1 * p.d2), f"{PAPER}:65 (width log(2 d1 d2/eps))")
+        for part in ("positive", "negative")
+        for i in range(p.d2)
+        for j in range(p.d1)
+    )
     return [Allocation("lemma2", "as-written", p.eps, terms, "")]
 
 
 def _theorem10_terms(p: Parameters, eps: Fraction, label: str) -> tuple[Term, ...]:
     """Theorem 10 (line 496): layer l at width log(4 L d_l d_(l+1) / eps) = Lemma 2 at eps / (2L)."""
-    return tuple(Term(f"{label}FC layer {layer}", eps / (2 * p.L), f"{PAPER}:496 (width log(4 L d_l d_(l+1)/eps))")
-                 for layer in range(1, p.L + 1))
+    return tuple(
+        Term(f"{label}FC layer {layer}", eps / (2 * p.L), f"{PAPER}:496 (width log(4 L d_l d_(l+1)/eps))")
+        for layer in range(1, p.L + 1)
+    )
 
 
-def _theorem9_terms(p: Parameters, eps: Fraction, *, heads: bool, qk_corrected: bool, label: str = "") -> tuple[Term, ...]:
+def _theorem9_terms(
+    p: Parameters, eps: Fraction, *, heads: bool, qk_corrected: bool, label: str = ""
+) -> tuple[Term, ...]:
     H, a, s1, s2 = p.H, p.alpha, p.s1, p.s2
     qk_error = eps / (8 * H * a**3 * p.d1 * s1)  # Eq. (14)
-    vo_error = eps / (2 * H * a * p.d1 * s2)  # Eq. (15)
     qk_lemma7 = qk_error * p.d1 * p.d1  # Lemma 7's eps' on the d1 x d1 W_QK
-    vo_lemma7 = vo_error * p.d1 * p.d2  # on the d1 x d2 W_VO
     qk_failure = qk_lemma7 if qk_corrected else eps / (8 * H * a**3 * s1)
-    vo_failure = eps * s2 / (2 * H * a)
+    vo_failure = eps * s2 / (2 * H * a)  # line 444 (Lemma 7 on W_VO gives exactly this)
     qk_prescribed = 8 * H * a**3 * p.d1 * s1 / eps  # n_K's log argument (line 420)
     vo_prescribed = 2 * H * a * p.d1 * s2 / eps  # n_V's (line 442)
     count = H if heads else 1
     out = []
     for j in range(1, count + 1):
         head = f" head {j}" if heads else ""
-        out.append(Term(f"{label}W_QK{head}", qk_failure, f"{PAPER}:422" if not qk_corrected else "Lemma 7 at Eq. (14)",
-                        p.d1 * p.d1 / qk_failure, qk_prescribed))
+        out.append(
+            Term(
+                f"{label}W_QK{head}",
+                qk_failure,
+                f"{PAPER}:422" if not qk_corrected else "Lemma 7 at Eq. (14)",
+                p.d1 * p.d1 / qk_failure,
+                qk_prescribed,
+            )
+        )
         out.append(Term(f"{label}W_VO{head}", vo_failure, f"{PAPER}:444", p.d1 * p.d2 / vo_failure, vo_prescribed))
     return tuple(out)
 
@@ -208,10 +239,20 @@ def theorem9(p: Parameters) -> list[Allocation]:
     eps = p.eps
     return [
         Allocation("theorem9", "as-written", eps, _theorem9_terms(p, eps, heads=False, qk_corrected=False), ""),
-        Allocation("theorem9", "heads-summed", eps, _theorem9_terms(p, eps, heads=True, qk_corrected=False),
-                   f"{PAPER}:468 sums one W_QK and one W_VO failure; every one of the H heads has both"),
-        Allocation("theorem9", "corrected", eps, _theorem9_terms(p, eps, heads=True, qk_corrected=True),
-                   f"{PAPER}:468 (H heads) and {PAPER}:422 (Lemma 7 on d1 x d1 W_QK fails w.p. sqrt(d1) eps/(8 H alpha^3))"),
+        Allocation(
+            "theorem9",
+            "heads-summed",
+            eps,
+            _theorem9_terms(p, eps, heads=True, qk_corrected=False),
+            f"{PAPER}:468 sums one W_QK and one W_VO failure; every one of the H heads has both",
+        ),
+        Allocation(
+            "theorem9",
+            "corrected",
+            eps,
+            _theorem9_terms(p, eps, heads=True, qk_corrected=True),
+            f"{PAPER}:468 (H heads) and {PAPER}:422 (Lemma 7 on d1 x d1 W_QK fails w.p. sqrt(d1) eps/(8 H alpha^3))",
+        ),
     ]
 
 
@@ -223,8 +264,13 @@ def theorem11(p: Parameters) -> list[Allocation]:
     expanded = _theorem9_terms(p, eps / 4, heads=True, qk_corrected=True, label="MHA ") + _theorem10_terms(p, fc, "")
     return [
         Allocation("theorem11", "as-written", eps, written, ""),
-        Allocation("theorem11", "expanded", eps, expanded,
-                   "Theorems 9 (corrected) and 10 written out to their subset-sum problems"),
+        Allocation(
+            "theorem11",
+            "expanded",
+            eps,
+            expanded,
+            "Theorems 9 (corrected) and 10 written out to their subset-sum problems",
+        ),
     ]
 
 
@@ -261,7 +307,9 @@ def theorem14(p: Parameters) -> list[Allocation]:
     closed = (Term("the proof's final bound", Fraction(1055, 1984) * eps, f"{PAPER}:829"),)
     return [
         Allocation("theorem14", "as-written", eps, written, ""),
-        Allocation("theorem14", "expanded", eps, expanded, "every block's Theorem 11 written out (corrected Theorem 9)"),
+        Allocation(
+            "theorem14", "expanded", eps, expanded, "every block's Theorem 11 written out (corrected Theorem 9)"
+        ),
         Allocation("theorem14", "closed-form", eps, closed, f"{PAPER}:829 prints 16/32 for 1/(2(1 - 1/32)) = 16/31"),
     ]
 
@@ -284,18 +332,74 @@ def theorem14_steps(p: Parameters) -> list[Step]:
     rest = (1 + sum((prod(k) for k in range(2, B + 1)), Fraction(0))) / (2 * P)
     r_B = 32 * p.H * p.alpha**2 * p.s1 * (4 * p.H * p.s1) ** B  # (16 H^2 d1)^(B/2) = (4 H sqrt(d1))^B
     steps = [
-        Step("theorem14", f"{PAPER}:829", "sum of the block failures = (2 + sum_k prod_{j<=k}) / (2 prod_{j<=B})",
-             exact, first, "="),
-        Step("theorem14", f"{PAPER}:829", "1 / (2 prod_{j=2}^B 32 H sqrt(d1) beta_j^2) <= 1/64", 1 / (2 * P), Fraction(1, 64), "<="),
-        Step("theorem14", f"{PAPER}:829", "1/(2 (1 - 1/32)) = 16/32 (as printed)", 1 / (2 * (1 - Fraction(1, 32))), Fraction(16, 32), "="),
-        Step("theorem14", f"{PAPER}:829", "1/(2 (1 - 1/32)) = 16/31 (corrected)", 1 / (2 * (1 - Fraction(1, 32))), Fraction(16, 31), "="),
-        Step("theorem14", f"{PAPER}:829", "1/64 + 16/31 = 1055/1984", Fraction(1, 64) + Fraction(16, 31), Fraction(1055, 1984), "="),
-        Step("theorem14", f"{PAPER}:829", "1/64 + 16/32 = 1055/1984 (as printed)", Fraction(1, 64) + Fraction(16, 32), Fraction(1055, 1984), "="),
-        Step("theorem14", f"{PAPER}:829", "(1 + sum_k prod_{j<=k}) / (2 prod_{j<=B}) <= 16/31", rest, Fraction(16, 31), "<="),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "sum of the block failures = (2 + sum_k prod_{j<=k}) / (2 prod_{j<=B})",
+            exact,
+            first,
+            "=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1 / (2 prod_{j=2}^B 32 H sqrt(d1) beta_j^2) <= 1/64",
+            1 / (2 * P),
+            Fraction(1, 64),
+            "<=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1/(2 (1 - 1/32)) = 16/32 (as printed)",
+            1 / (2 * (1 - Fraction(1, 32))),
+            Fraction(16, 32),
+            "=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1/(2 (1 - 1/32)) = 16/31 (corrected)",
+            1 / (2 * (1 - Fraction(1, 32))),
+            Fraction(16, 31),
+            "=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1/64 + 16/31 = 1055/1984",
+            Fraction(1, 64) + Fraction(16, 31),
+            Fraction(1055, 1984),
+            "=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1/64 + 16/32 = 1055/1984 (as printed)",
+            Fraction(1, 64) + Fraction(16, 32),
+            Fraction(1055, 1984),
+            "=",
+        ),
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "(1 + sum_k prod_{j<=k}) / (2 prod_{j<=B}) <= 16/31",
+            rest,
+            Fraction(16, 31),
+            "<=",
+        ),
         Step("theorem14", f"{PAPER}:829", "sum of the block failures <= 1055/1984", exact, Fraction(1055, 1984), "<="),
     ]
-    steps.append(Step("theorem14", f"{PAPER}:829", "1 / (32 H alpha^2 sqrt(d1) (16 H^2 d1)^(B/2)) <= 1/32",
-                      1 / r_B, Fraction(1, 32), "<="))
+    steps.append(
+        Step(
+            "theorem14",
+            f"{PAPER}:829",
+            "1 / (32 H alpha^2 sqrt(d1) (16 H^2 d1)^(B/2)) <= 1/32",
+            1 / r_B,
+            Fraction(1, 32),
+            "<=",
+        )
+    )
     return steps
 
 
@@ -303,7 +407,11 @@ STATEMENTS = {"lemma2": lemma2, "lemma7": lemma7, "theorem9": theorem9, "theorem
 
 DEFAULT_GRID: tuple[dict[str, Any], ...] = tuple(
     {"eps": eps, "H": H, "d1": d1, "L": L, "B": B}
-    for eps in (Fraction(1, 2), Fraction(1, 100)) for H in (1, 4) for d1 in (1, 4) for L in (1, 3) for B in (2, 3)
+    for eps in (Fraction(1, 2), Fraction(1, 100))
+    for H in (1, 4)
+    for d1 in (1, 4)
+    for L in (1, 3)
+    for B in (2, 3)
 )
 
 
@@ -318,34 +426,58 @@ def check_all(grid: tuple[dict[str, Any], ...] = DEFAULT_GRID) -> dict[str, Any]
                 key = (name, allocation.variant)
                 ratio = allocation.total / allocation.eps
                 width = [t.width_matches for t in allocation.terms if t.width_matches is not None]
-                row = rows.setdefault(key, {"statement": name, "variant": allocation.variant, "slip": allocation.slip,
-                                            "worst_total_over_eps": ratio, "worst_at": point, "holds": True,
-                                            "widths_match": None})
+                row = rows.setdefault(
+                    key,
+                    {
+                        "statement": name,
+                        "variant": allocation.variant,
+                        "slip": allocation.slip,
+                        "worst_total_over_eps": ratio,
+                        "worst_at": point,
+                        "holds": True,
+                        "widths_match": None,
+                    },
+                )
                 if ratio > row["worst_total_over_eps"]:
                     row["worst_total_over_eps"], row["worst_at"] = ratio, point
                 row["holds"] = row["holds"] and allocation.holds
                 if width:
-                    row["widths_match"] = all(width) if row["widths_match"] is None else row["widths_match"] and all(width)
+                    row["widths_match"] = (
+                        all(width) if row["widths_match"] is None else row["widths_match"] and all(width)
+                    )
         for step in theorem14_steps(p):
             entry = steps.setdefault(step.claim, {"claim": step.claim, "source": step.source, "holds": True})
             entry["holds"] = entry["holds"] and step.holds
     out_rows = []
     for row in rows.values():
         worst = row["worst_total_over_eps"]
-        out_rows.append(dict(row, worst_total_over_eps=str(worst), worst_total_over_eps_float=float(worst),
-                             worst_at={k: str(v) for k, v in row["worst_at"].items()}))
-    return {"grid": [{k: str(v) for k, v in g.items()} for g in grid], "allocations": out_rows,
-            "theorem14_steps": list(steps.values())}
+        out_rows.append(
+            dict(
+                row,
+                worst_total_over_eps=str(worst),
+                worst_total_over_eps_float=float(worst),
+                worst_at={k: str(v) for k, v in row["worst_at"].items()},
+            )
+        )
+    return {
+        "grid": [{k: str(v) for k, v in g.items()} for g in grid],
+        "allocations": out_rows,
+        "theorem14_steps": list(steps.values()),
+    }
 
 
 def format_table(result: dict[str, Any]) -> str:
     """The allocation table of :func:`check_all`, as plain text."""
-    lines = [f"The proofs' allocation of eps (exact rationals, {len(result['grid'])} grid points; worst total / eps):",
-             f"{'statement':<10} {'variant':<13} {'worst total/eps':>16} {'<= eps':>6} {'widths match':>12}  slip"]
+    lines = [
+        f"The proofs' allocation of eps (exact rationals, {len(result['grid'])} grid points; worst total / eps):",
+        f"{'statement':<10} {'variant':<13} {'worst total/eps':>16} {'<= eps':>6} {'widths match':>12}  slip",
+    ]
     for r in result["allocations"]:
         match = "-" if r["widths_match"] is None else ("yes" if r["widths_match"] else "NO")
-        lines.append(f"{r['statement']:<10} {r['variant']:<13} {r['worst_total_over_eps']:>16} "
-                     f"{('yes' if r['holds'] else 'NO'):>6} {match:>12}  {r['slip']}")
+        lines.append(
+            f"{r['statement']:<10} {r['variant']:<13} {r['worst_total_over_eps']:>16} "
+            f"{('yes' if r['holds'] else 'NO'):>6} {match:>12}  {r['slip']}"
+        )
     lines.append("Theorem 14's closed form (line 829), each step on every grid point:")
     for s in result["theorem14_steps"]:
         lines.append(f"  {'holds' if s['holds'] else 'FALSE':<6} {s['claim']}")

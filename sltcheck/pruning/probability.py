@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from sltcheck.model import reference
-from sltcheck.model.weights import FCWeights, TransformerWeights
+from sltcheck.model.weights import TransformerWeights
 from sltcheck.pruning import calibration, construction, sources, widths
 
 STATEMENTS = ("lemma7", "lemma2", "theorem9", "theorem11", "theorem14")
@@ -101,16 +101,28 @@ def prescribed(setting: Setting, C: float) -> dict[str, Any]:
     if s.statement == "lemma2":
         arg = 2 * d1 * s.d2 / s.eps
         return {"groups": {"n": _group(d1 * C * math.log(arg), d1)}, "log_argument": arg}
-    w = widths.widths(s.eps, s.H, d1, s.d2 if s.statement == "theorem9" else d1, s.alpha, s.L,
-                      s.B if s.statement == "theorem14" else None, C)
+    w = widths.widths(
+        s.eps,
+        s.H,
+        d1,
+        s.d2 if s.statement == "theorem9" else d1,
+        s.alpha,
+        s.L,
+        s.B if s.statement == "theorem14" else None,
+        C,
+    )
     if s.statement == "theorem9":
         t = w["theorem9"]
-        return {"groups": {"n_K": _group(t["n_K"]["bound"], d1), "n_V": _group(t["n_V"]["bound"], d1)},
-                "log_argument": t["n_K"]["log_argument"]}
+        return {
+            "groups": {"n_K": _group(t["n_K"]["bound"], d1), "n_V": _group(t["n_V"]["bound"], d1)},
+            "log_argument": t["n_K"]["log_argument"],
+        }
     if s.statement == "theorem11":
         t = w["theorem11"]
-        return {"groups": {"n_MHA": _group(t["n_MHA"]["bound"], d1), "n_FC": _group(t["n_FC"]["bound"], d1)},
-                "log_argument": t["n_MHA"]["log_argument"]}
+        return {
+            "groups": {"n_MHA": _group(t["n_MHA"]["bound"], d1), "n_FC": _group(t["n_FC"]["bound"], d1)},
+            "log_argument": t["n_MHA"]["log_argument"],
+        }
     blocks = w["theorem14"]["blocks"]
     groups = {}
     for block in blocks:
@@ -122,8 +134,14 @@ def prescribed(setting: Setting, C: float) -> dict[str, Any]:
 # --- the worst inputs a search finds ------------------------------------------------------------------
 
 
-def worst_input_error(error: Callable[[np.ndarray], float], shape: tuple[int, ...], radius: float,
-                      rng: np.random.Generator, starts: int = 4, maxiter: int = 40) -> tuple[float, np.ndarray]:
+def worst_input_error(
+    error: Callable[[np.ndarray], float],
+    shape: tuple[int, ...],
+    radius: float,
+    rng: np.random.Generator,
+    starts: int = 4,
+    maxiter: int = 40,
+) -> tuple[float, np.ndarray]:
     """max over inputs (rows of norm <= radius) of ``error``, as far as a short search finds it.
 
     Starts: ``starts`` random directions on the sphere and as many inside; the best half climbs
@@ -143,12 +161,17 @@ def worst_input_error(error: Callable[[np.ndarray], float], shape: tuple[int, ..
         candidates.append((error(inputs(z)), z))
     candidates.sort(key=lambda c: -c[0])
     best_value, best_z = candidates[0]
+    best_x = inputs(best_z)
     for _, z in candidates[: max(1, starts // 2)]:
         result = optimize.minimize(lambda v: -error(inputs(v)), z, method="L-BFGS-B", options={"maxiter": maxiter})
-        value = error(inputs(result.x))
-        if value > best_value:
-            best_value, best_z = value, result.x
-    return float(best_value), inputs(best_z)
+        climbed = inputs(result.x)
+        # the map never reaches the sphere itself: try the climbed rows pushed onto it too
+        norms = np.maximum(np.linalg.norm(climbed, axis=-1, keepdims=True), 1e-300)
+        for x in (climbed, climbed * (radius / norms)):
+            value = error(x)
+            if value > best_value:
+                best_value, best_x = value, x
+    return float(best_value), best_x
 
 
 # --- one trial -----------------------------------------------------------------------------------------
@@ -177,8 +200,8 @@ def trial(setting: Setting, groups: dict[str, int], seed: Iterable[int], search:
         n = d1 * cut["n"]
         W = sources.spectrally_bounded(rng, (s.d2, d1))
         W1, W2 = rng.uniform(-1, 1, (n, d1)), rng.uniform(-1, 1, (s.d2, n))
-        approx = construction.approximate_relu_layer(W, W1, W2, "mitm")
-        A1, A2 = W1 * approx.M1, W2 * approx.M2
+        layer = construction.approximate_relu_layer(W, W1, W2, "mitm")
+        A1, A2 = W1 * layer.M1, W2 * layer.M2
 
         def lemma2_error(x: np.ndarray) -> float:
             return float(np.linalg.norm(W @ x[0] - A2 @ np.maximum(A1 @ x[0], 0.0)))
@@ -188,21 +211,34 @@ def trial(setting: Setting, groups: dict[str, int], seed: Iterable[int], search:
     else:
         if s.statement == "theorem9":
             target: Any = sources.target_mha(rng, heads=s.H, d_in=d1, d_key=d1, d_value=d1, d_out=s.d2)
-            source: Any = sources.source_mha("theory", rng, heads=s.H, d_in=d1, d_out=s.d2,
-                                             n_key=d1 * cut["n_K"], n_value=d1 * cut["n_V"])
+            source: Any = sources.source_mha(
+                "theory", rng, heads=s.H, d_in=d1, d_out=s.d2, n_key=d1 * cut["n_K"], n_value=d1 * cut["n_V"]
+            )
             forward: Callable[..., np.ndarray] = reference.mha
         elif s.statement == "theorem11":
             target = sources.target_block(rng, d=d1, heads=s.H, d_key=d1, d_value=d1, fc_widths=_fc_widths(s))
-            source = sources.source_block("theory", rng, d=d1, heads=s.H, n_mha=d1 * cut["n_MHA"],
-                                          n_fc=d1 * cut["n_FC"], fc_widths=_fc_widths(s))
+            source = sources.source_block(
+                "theory", rng, d=d1, heads=s.H, n_mha=d1 * cut["n_MHA"], n_fc=d1 * cut["n_FC"], fc_widths=_fc_widths(s)
+            )
             forward = reference.block
         else:
-            target = sources.target_transformer(rng, blocks=s.B, d=d1, heads=s.H, d_key=d1, d_value=d1,
-                                                fc_widths=_fc_widths(s))
-            source = TransformerWeights(tuple(
-                sources.source_block("theory", rng, d=d1, heads=s.H, n_mha=d1 * cut[f"n_MHA[{b}]"],
-                                     n_fc=d1 * cut[f"n_FC[{b}]"], fc_widths=_fc_widths(s))
-                for b in range(1, s.B + 1)))
+            target = sources.target_transformer(
+                rng, blocks=s.B, d=d1, heads=s.H, d_key=d1, d_value=d1, fc_widths=_fc_widths(s)
+            )
+            source = TransformerWeights(
+                tuple(
+                    sources.source_block(
+                        "theory",
+                        rng,
+                        d=d1,
+                        heads=s.H,
+                        n_mha=d1 * cut[f"n_MHA[{b}]"],
+                        n_fc=d1 * cut[f"n_FC[{b}]"],
+                        fc_widths=_fc_widths(s),
+                    )
+                    for b in range(1, s.B + 1)
+                )
+            )
             forward = reference.transformer
         pruned = construction.prune(target, source, "mitm").weights
         mask = _full_mask(s.T)
@@ -213,12 +249,17 @@ def trial(setting: Setting, groups: dict[str, int], seed: Iterable[int], search:
 
         value, _ = worst_input_error(module_error, (s.T, d1), s.alpha, rng, **search)
         threshold = s.eps
-    return {"error": value, "threshold": threshold, "success": bool(value <= threshold),
-            "near": bool(abs(value - threshold) <= NEAR * threshold)}
+    return {
+        "error": value,
+        "threshold": threshold,
+        "success": bool(value <= threshold),
+        "near": bool(abs(value - threshold) <= NEAR * threshold),
+    }
 
 
-def _trial_task(shared: Any, setting: dict[str, Any], groups: dict[str, int], seed: list[int],
-                search: dict[str, int]) -> dict[str, Any]:
+def _trial_task(
+    shared: Any, setting: dict[str, Any], groups: dict[str, int], seed: list[int], search: dict[str, int]
+) -> dict[str, Any]:
     return trial(Setting(**setting), groups, seed, search)
 
 
@@ -242,8 +283,14 @@ def verdict(ci_low: float, ci_high: float, target: float) -> str:
     return "inconclusive"
 
 
-def frequency_at(setting: Setting, groups: dict[str, int], trials: int, seed: int = 0,
-                 search: dict[str, int] | None = None, executor: Any = None) -> dict[str, Any]:
+def frequency_at(
+    setting: Setting,
+    groups: dict[str, int],
+    trials: int,
+    seed: int = 0,
+    search: dict[str, int] | None = None,
+    executor: Any = None,
+) -> dict[str, Any]:
     """Success count and frequency over ``trials`` independent pairs at per-group widths ``groups``."""
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
@@ -258,17 +305,26 @@ def frequency_at(setting: Setting, groups: dict[str, int], trials: int, seed: in
     successes = sum(r["success"] for r in results)
     low, high = calibration.clopper_pearson(successes, trials)
     return {
-        "groups": dict(groups), "truncated": any(v > MAX_GROUP for v in groups.values()),
-        "trials": trials, "successes": successes, "frequency": successes / trials,
-        "ci_low": low, "ci_high": high, "target": 1 - setting.eps, "verdict": verdict(low, high, 1 - setting.eps),
-        "worst_error": max(r["error"] for r in results), "median_error": float(np.median([r["error"] for r in results])),
-        "threshold": results[0]["threshold"], "near_threshold": sum(r["near"] for r in results),
+        "groups": dict(groups),
+        "truncated": any(v > MAX_GROUP for v in groups.values()),
+        "trials": trials,
+        "successes": successes,
+        "frequency": successes / trials,
+        "ci_low": low,
+        "ci_high": high,
+        "target": 1 - setting.eps,
+        "verdict": verdict(low, high, 1 - setting.eps),
+        "worst_error": max(r["error"] for r in results),
+        "median_error": float(np.median([r["error"] for r in results])),
+        "threshold": results[0]["threshold"],
+        "near_threshold": sum(r["near"] for r in results),
         "seconds": time.perf_counter() - start,
     }
 
 
-def success_frequency(setting: Setting, C: float, trials: int, seed: int = 0,
-                      search: dict[str, int] | None = None, executor: Any = None) -> dict[str, Any]:
+def success_frequency(
+    setting: Setting, C: float, trials: int, seed: int = 0, search: dict[str, int] | None = None, executor: Any = None
+) -> dict[str, Any]:
     """The frequency at the widths the statement prescribes for constant ``C``."""
     if not isinstance(C, (int, float)) or isinstance(C, bool) or not (C > 0 and math.isfinite(C)):
         raise ValueError(f"C must be a finite number > 0, got {C!r}")
@@ -293,8 +349,14 @@ def one_sided_upper(successes: int, trials: int, confidence: float = 0.95) -> fl
 LEMMA7_N_MAX = 40
 
 
-def smallest_width(setting: Setting, trials: int, seed: int = 0, n_max: int = MAX_GROUP,
-                   search: dict[str, int] | None = None, executor: Any = None) -> dict[str, Any]:
+def smallest_width(
+    setting: Setting,
+    trials: int,
+    seed: int = 0,
+    n_max: int = MAX_GROUP,
+    search: dict[str, int] | None = None,
+    executor: Any = None,
+) -> dict[str, Any]:
     """The smallest common per-group width n' (every matrix of the statement pruned from groups of
     n' units) whose success frequency is >= 1 - eps at 95% one-sided confidence (``n_prime``;
     None if none up to n_max), and the smallest whose one-sided 95% upper end reaches 1 - eps
@@ -332,12 +394,23 @@ def smallest_width(setting: Setting, trials: int, seed: int = 0, n_max: int = MA
     return {**found, "n_max": n_max, "scan": scan}
 
 
-def width_slack(setting: Setting, trials: int, C_calibrated: float, seed: int = 0,
-                search: dict[str, int] | None = None, executor: Any = None) -> dict[str, Any]:
+def width_slack(
+    setting: Setting,
+    trials: int,
+    C_calibrated: float,
+    seed: int = 0,
+    search: dict[str, int] | None = None,
+    executor: Any = None,
+) -> dict[str, Any]:
     """Needed per-group width beside the prescribed ones at C = 1 and the calibrated C."""
     needed = smallest_width(setting, trials, seed, search=search, executor=executor)
-    out: dict[str, Any] = {"setting": asdict(setting), "needed_n_prime": needed["n_prime"],
-                           "needed_n_prime_low": needed["n_prime_low"], "n_max": needed["n_max"], "scan": needed["scan"]}
+    out: dict[str, Any] = {
+        "setting": asdict(setting),
+        "needed_n_prime": needed["n_prime"],
+        "needed_n_prime_low": needed["n_prime_low"],
+        "n_max": needed["n_max"],
+        "scan": needed["scan"],
+    }
     log_term = math.log(setting.log_argument)
     for label, C in (("C1", 1.0), ("calibrated", C_calibrated)):
         groups = prescribed(setting, C)["groups"]
@@ -351,7 +424,9 @@ def width_slack(setting: Setting, trials: int, C_calibrated: float, seed: int = 
     return out
 
 
-def fit_trend(rows: list[dict[str, Any]], regressors: tuple[str, ...] = ("log_d1", "log_H", "log_inv_eps")) -> dict[str, Any]:
+def fit_trend(
+    rows: list[dict[str, Any]], regressors: tuple[str, ...] = ("log_d1", "log_H", "log_inv_eps")
+) -> dict[str, Any]:
     """Least squares C_needed = c0 + sum_k b_k x_k with 95% t-intervals of the slopes; which grow."""
     usable = [r for r in rows if r.get("C_needed") is not None]
     X_cols = []
@@ -372,13 +447,17 @@ def fit_trend(rows: list[dict[str, Any]], regressors: tuple[str, ...] = ("log_d1
     sigma2 = float(residual @ residual) / dof
     cov = sigma2 * np.linalg.pinv(X.T @ X)
     t = float(stats.t.ppf(0.975, dof))
-    slopes = {}
+    slopes: dict[str, dict[str, Any]] = {}
     for k, name in enumerate(names, start=1):
         half = t * math.sqrt(max(cov[k, k], 0.0))
         slopes[name] = {"slope": float(coef[k]), "ci": [float(coef[k] - half), float(coef[k] + half)]}
-    return {"points": len(usable), "intercept": float(coef[0]), "slopes": slopes,
-            "grows_with": [n for n, v in slopes.items() if v["ci"][0] > 0],
-            "shrinks_with": [n for n, v in slopes.items() if v["ci"][1] < 0]}
+    return {
+        "points": len(usable),
+        "intercept": float(coef[0]),
+        "slopes": slopes,
+        "grows_with": [n for n, v in slopes.items() if v["ci"][0] > 0],
+        "shrinks_with": [n for n, v in slopes.items() if v["ci"][1] < 0],
+    }
 
 
 def _regressors(setting: Setting) -> dict[str, float]:
@@ -389,31 +468,46 @@ def _regressors(setting: Setting) -> dict[str, float]:
 
 CI_GRID: dict[str, tuple[Setting, ...]] = {
     "frequencies": (
-        Setting("lemma7", 0.1, 2, 2), Setting("lemma2", 0.1, 2, 2), Setting("theorem9", 0.5, 1, 1, H=1),
-        Setting("theorem11", 0.5, 1, 1, H=1), Setting("theorem14", 0.5, 1, 1, H=1, B=2),
+        Setting("lemma7", 0.1, 2, 2),
+        Setting("lemma2", 0.1, 2, 2),
+        Setting("theorem9", 0.5, 1, 1, H=1),
+        Setting("theorem11", 0.5, 1, 1, H=1),
+        Setting("theorem14", 0.5, 1, 1, H=1, B=2),
     ),
-    "slack": tuple(Setting("lemma7", eps, d, d) for d in (1, 2, 3) for eps in (0.5, 0.1, 0.02)) + (
-        Setting("lemma2", 0.5, 1, 1), Setting("theorem9", 0.5, 1, 1), Setting("theorem9", 0.5, 1, 1, H=2),
+    "slack": tuple(Setting("lemma7", eps, d, d) for d in (1, 2, 3) for eps in (0.5, 0.1, 0.02))
+    + (
+        Setting("lemma2", 0.5, 1, 1),
+        Setting("theorem9", 0.5, 1, 1),
+        Setting("theorem9", 0.5, 1, 1, H=2),
     ),
 }
 FULL_GRID: dict[str, tuple[Setting, ...]] = {
-    "frequencies": CI_GRID["frequencies"] + (
-        Setting("lemma7", 0.01, 3, 3), Setting("lemma2", 0.02, 2, 2), Setting("theorem9", 0.1, 2, 2, H=2),
-        Setting("theorem11", 0.2, 1, 1, H=2, L=2), Setting("theorem14", 0.2, 1, 1, H=1, B=3),
+    "frequencies": CI_GRID["frequencies"]
+    + (
+        Setting("lemma7", 0.01, 3, 3),
+        Setting("lemma2", 0.02, 2, 2),
+        Setting("theorem9", 0.1, 2, 2, H=2),
+        Setting("theorem11", 0.2, 1, 1, H=2, L=2),
+        Setting("theorem14", 0.2, 1, 1, H=1, B=3),
     ),
-    "slack": tuple(
-        Setting("lemma7", eps, d, d) for d in (1, 2, 3, 4) for eps in (0.5, 0.2, 0.1, 0.05, 0.02)
-    ) + tuple(Setting("lemma2", eps, d, d) for d in (1, 2) for eps in (0.5, 0.2)) + tuple(
-        Setting("theorem9", eps, 1, 1, H=H) for H in (1, 2) for eps in (0.5, 0.2)
-    ) + (Setting("theorem9", 0.5, 2, 2, H=1), Setting("theorem11", 0.5, 1, 1, H=1)),
+    "slack": tuple(Setting("lemma7", eps, d, d) for d in (1, 2, 3, 4) for eps in (0.5, 0.2, 0.1, 0.05, 0.02))
+    + tuple(Setting("lemma2", eps, d, d) for d in (1, 2) for eps in (0.5, 0.2))
+    + tuple(Setting("theorem9", eps, 1, 1, H=H) for H in (1, 2) for eps in (0.5, 0.2))
+    + (Setting("theorem9", 0.5, 2, 2, H=1), Setting("theorem11", 0.5, 1, 1, H=1)),
 }
-PROFILES = {"ci": {"grid": CI_GRID, "trials": 20, "slack_trials": 30, "lemma7_trials": 200, "search": CI_SEARCH},
-            "full": {"grid": FULL_GRID, "trials": 200, "slack_trials": 100, "lemma7_trials": 2000,
-                     "search": FULL_SEARCH}}
+PROFILES: dict[str, dict[str, Any]] = {
+    "ci": {"grid": CI_GRID, "trials": 20, "slack_trials": 30, "lemma7_trials": 200, "search": CI_SEARCH},
+    "full": {"grid": FULL_GRID, "trials": 200, "slack_trials": 100, "lemma7_trials": 2000, "search": FULL_SEARCH},
+}
 
 
-def run(profile: str = "ci", seed: int = 0, C_calibrated: float | None = None, executor: Any = None,
-        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(
+    profile: str = "ci",
+    seed: int = 0,
+    C_calibrated: float | None = None,
+    executor: Any = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Frequencies at C = 1 and the calibrated C, the width-slack table and the C trend, for a profile."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
@@ -424,7 +518,10 @@ def run(profile: str = "ci", seed: int = 0, C_calibrated: float | None = None, e
     for setting in config["grid"]["frequencies"]:
         for C in (1.0, C_cal):
             row = success_frequency(setting, C, config["trials"], seed, config["search"], executor)
-            say(f"{setting.statement} eps={setting.eps} C={C:.3g}: {row['successes']}/{row['trials']} ({row['verdict']})")
+            say(
+                f"{setting.statement} eps={setting.eps} C={C:.3g}: "
+            f"{row['successes']}/{row['trials']} ({row['verdict']})"
+            )
             frequencies.append(row)
     slack = []
     for setting in config["grid"]["slack"]:
@@ -432,14 +529,25 @@ def run(profile: str = "ci", seed: int = 0, C_calibrated: float | None = None, e
         row = width_slack(setting, trials, C_cal, seed, config["search"], executor)
         row["trials"] = trials
         row.update(_regressors(setting))
-        say(f"slack {setting.statement} eps={setting.eps} d1={setting.d1} H={setting.H}: needed n' = {row['needed_n_prime']}")
+        say(
+            f"slack {setting.statement} eps={setting.eps} d1={setting.d1} H={setting.H}: "
+            f"needed n' = {row['needed_n_prime']}"
+        )
         slack.append(row)
     trends = {}
     for statement in sorted({r["setting"]["statement"] for r in slack}):
         trends[statement] = fit_trend([r for r in slack if r["setting"]["statement"] == statement])
-    return {"version": 1, "profile": profile, "seed": seed, "C_calibrated": C_cal,
-            "C_calibrated_source": calibration.STORED_SOURCE if C_calibrated is None else "given",
-            "max_group": MAX_GROUP, "frequencies": frequencies, "width_slack": slack, "C_trend": trends}
+    return {
+        "version": 1,
+        "profile": profile,
+        "seed": seed,
+        "C_calibrated": C_cal,
+        "C_calibrated_source": calibration.STORED_SOURCE if C_calibrated is None else "given",
+        "max_group": MAX_GROUP,
+        "frequencies": frequencies,
+        "width_slack": slack,
+        "C_trend": trends,
+    }
 
 
 # --- text ----------------------------------------------------------------------------------------------
@@ -460,35 +568,49 @@ def _setting_text(s: dict[str, Any]) -> str:
 
 def format_tables(result: dict[str, Any]) -> str:
     """The frequency, width-slack and C-trend tables of a :func:`run` result, as plain text."""
-    lines = [f"Success frequencies at the prescribed widths (profile {result['profile']}, seed {result['seed']}; "
-             f"worst inputs a search finds; 95% Clopper-Pearson):",
-             f"{'statement':<10} {'setting':<30} {'C':>6} {'widths n_prime':<44} {'successes':>9} "
-             f"{'interval':>15} {'1-eps':>6} verdict"]
+    lines = [
+        f"Success frequencies at the prescribed widths (profile {result['profile']}, seed {result['seed']}; "
+        f"worst inputs a search finds; 95% Clopper-Pearson):",
+        f"{'statement':<10} {'setting':<30} {'C':>6} {'widths n_prime':<44} {'successes':>9} "
+        f"{'interval':>15} {'1-eps':>6} verdict",
+    ]
     for r in result["frequencies"]:
         groups = ", ".join(f"{k}={v}" for k, v in r["groups"].items()) + (" (cut)" if r["truncated"] else "")
-        lines.append(f"{r['setting']['statement']:<10} {_setting_text(r['setting']):<30} {r['C']:>6.3g} {groups:<44} "
-                     f"{r['successes']:>4}/{r['trials']:<4} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
-                     f"{r['target']:>6.3g} {r['verdict']}")
-    lines += ["", "Width slack (per-group width n'; needed: smallest with success >= 1 - eps at 95% one-sided):",
-              f"{'statement':<10} {'setting':<30} {'needed':>7} {'C=1':>5} {'slack':>6} {'C_cal':>6} {'slack':>6} "
-              f"{'C needed':>17}"]
+        lines.append(
+            f"{r['setting']['statement']:<10} {_setting_text(r['setting']):<30} {r['C']:>6.3g} {groups:<44} "
+            f"{r['successes']:>4}/{r['trials']:<4} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
+            f"{r['target']:>6.3g} {r['verdict']}"
+        )
+    lines += [
+        "",
+        "Width slack (per-group width n'; needed: smallest with success >= 1 - eps at 95% one-sided):",
+        f"{'statement':<10} {'setting':<30} {'needed':>7} {'C=1':>5} {'slack':>6} {'C_cal':>6} {'slack':>6} "
+        f"{'C needed':>17}",
+    ]
 
     def num(value: Any, fmt: str = ".3g") -> str:
         return "-" if value is None else format(value, fmt)
 
     for r in result["width_slack"]:
         needed = num(r["needed_n_prime"], "d") if r["needed_n_prime"] is not None else f">{r['n_max']}"
-        lines.append(f"{r['setting']['statement']:<10} {_setting_text(r['setting']):<30} {needed:>7} "
-                     f"{max(r['prescribed_C1'].values()):>5} {num(r['slack_C1']):>6} "
-                     f"{max(r['prescribed_calibrated'].values()):>6} {num(r['slack_calibrated']):>6} "
-                     f"{num(r['C_needed_low']):>7} .. {num(r['C_needed']):<7}")
-    lines += ["", f"Is C universal? C_needed = c0 + b . (log d1, log H, log 1/eps), least squares, 95% intervals "
-                  f"(calibrated C = {result['C_calibrated']:.4g}):"]
+        lines.append(
+            f"{r['setting']['statement']:<10} {_setting_text(r['setting']):<30} {needed:>7} "
+            f"{max(r['prescribed_C1'].values()):>5} {num(r['slack_C1']):>6} "
+            f"{max(r['prescribed_calibrated'].values()):>6} {num(r['slack_calibrated']):>6} "
+            f"{num(r['C_needed_low']):>7} .. {num(r['C_needed']):<7}"
+        )
+    lines += [
+        "",
+        f"Is C universal? C_needed = c0 + b . (log d1, log H, log 1/eps), least squares, 95% intervals "
+        f"(calibrated C = {result['C_calibrated']:.4g}):",
+    ]
     for statement, fit in result["C_trend"].items():
         if not fit.get("slopes"):
             lines.append(f"  {statement}: {fit.get('note', 'no fit')} ({fit['points']} points)")
             continue
-        slopes = "; ".join(f"{k} {v['slope']:+.3f} [{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]" for k, v in fit["slopes"].items())
+        slopes = "; ".join(
+            f"{k} {v['slope']:+.3f} [{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]" for k, v in fit["slopes"].items()
+        )
         grows = ", ".join(fit["grows_with"]) or "nothing (every interval reaches 0 or below)"
         lines.append(f"  {statement} ({fit['points']} points): {slopes}; C grows with: {grows}")
     return "\n".join(lines)

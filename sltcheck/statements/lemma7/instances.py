@@ -2,11 +2,13 @@
 
 Small sizes (d1, d2 <= 3, n = d1 n') keep the exhaustive enumeration of every mask pair
 (the measured side, :mod:`sltcheck.statements.lemma7.brute_force`) to milliseconds: n' is at
-most ``brute_force.max_group_size(d1, d2)`` (4 for a 1 x 2 target, 3 for 2 x 2, 1 for 3 x 3). Targets have d1 >= 2 columns: with d1 = 1 every mask pair is a subset sum of
-the n products, so the construction is optimal and the property's two sides are equal by a
-theorem (that equality is a unit test, tests/test_statements_weights.py). Targets: generic entries in [-1, 1], the corners +-1 and 0 (exactly
-representable or far out of reach of few products), or a rescaled matrix of spectral
-norm <= 1 (Lemma 4's targets, a subset of Lemma 7's).
+most ``brute_force.max_group_size(d1, d2)`` (4 for d1 = 2, d2 = 1; 3 for
+2 x 2, 1 for 3 x 3) and at least 2 where allowed. Targets have d1 >= 2 columns: with d1 = 1
+every mask pair is a subset sum of the n products, so the construction is optimal and the
+property's two sides are equal by a theorem (that equality is a unit test,
+tests/test_statements_weights.py). Targets: generic entries in [-1, 1] (half the draws), the
+corners +-1, 0, 1/2 (exactly representable or far out of reach of few products), or a rescaled
+matrix of spectral norm <= 1 (Lemma 4's targets, a subset of Lemma 7's); never all zero.
 """
 
 from __future__ import annotations
