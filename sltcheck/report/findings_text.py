@@ -102,6 +102,21 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 value = _number(r.get("slack"))
             lines.append(f"| {r['statement']} | {_fixed(r['params'])} | {r['kind']} | {value} |")
         lines.append("")
+    probability = data.get("probability")
+    if probability:
+        from sltcheck.pruning import allocation
+        from sltcheck.pruning import probability as frequencies
+
+        lines.append("The probability statements (`sltcheck/pruning/probability.py`, `allocation.py`; the full grid: "
+                     "`sltcheck widths --frequencies --allocation --profile full --cluster local`):")
+        lines.append("")
+        lines.append("```text")
+        if probability.get("allocation"):
+            lines.append(allocation.format_table(probability["allocation"]))
+            lines.append("")
+        lines.append(frequencies.format_tables(probability))
+        lines.append("```")
+        lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
