@@ -12,7 +12,6 @@ from sltcheck.statements import Instance
 # Instances: sltcheck/statements/lemma2/instances.py; the statement and its variants: sltcheck/statements/lemma2/.
 VARIANTS = [
     "as-proven",  # holds (sqrt(d1 d2) e; ratio 1 at d1 = d2 = 1, x = +-1)
-    "pointwise",  # holds (sum_j E_ij |x_j|; tight at d1 = d2 = 1)
 ]
 
 

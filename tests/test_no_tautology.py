@@ -18,18 +18,7 @@ from sltcheck.statements import STATEMENT_MODULES, load
 EXAMPLES = 30
 TIE_DIGITS = 1e-9
 
-# Known: the theorems' `tight` and `sharp` bounds (actual norms in place of the proofs'
-# relaxations) are attained on most of their strategies' draws (issue 15; left to the
-# theorems' owners: their instances or those variants must change). Strict: a fix shows here.
-KNOWN_TIES = {("theorem11", "tight"), ("theorem11", "sharp"), ("theorem14", "tight"), ("theorem14", "sharp")}
-
-CASES = [
-    pytest.param(name, variant, marks=pytest.mark.xfail(strict=True, reason="ties on most draws (issue 15)"))
-    if (name, variant) in KNOWN_TIES
-    else (name, variant)
-    for name in STATEMENT_MODULES
-    for variant in load(name).VARIANTS
-]
+CASES = [(name, variant) for name in STATEMENT_MODULES for variant in load(name).VARIANTS]
 
 
 def tie_counts(statement: str, variant: str, examples: int = EXAMPLES) -> tuple[int, int, int]:
@@ -37,6 +26,7 @@ def tie_counts(statement: str, variant: str, examples: int = EXAMPLES) -> tuple[
     verdicts = []
 
     @settings(
+        settings.get_profile("default"),  # the same draws whichever profile is loaded
         max_examples=examples, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
     )
     @given(instance=instances(statement))

@@ -31,12 +31,17 @@ estimate, not asserted per instance (see :func:`sltcheck.statements.lemma7.succe
 
 Instance fields: W (d2, d1), x (d1,), W1 (n, d1), W2 (d2, n), eps.
 
-Variants (both valid upper bounds; a violation is a finding):
+Variant (a violation is a finding):
 
 - ``as-proven`` (default): sqrt(d1 d2) e, the deterministic Theorem 10 form with
   input norm 1 (:func:`sltcheck.statements.theorem11.fc_bound`, one target layer,
   mode "as-proven", reading "pensia"); uses ||x|| <= 1.
-- ``pointwise``: ||(sum_j E_ij |x_j|)_i||, the first line above (tight for d1 = d2 = 1).
+
+:func:`pointwise`, ||(sum_j E_ij |x_j|)_i|| (the first line above), is no variant: it equals
+the measured side wherever one sign part dominates along a basis input or a target entry is
+out of the products' reach (most draws: a check that can only fail by a coding error), so
+it is a unit test (tests/test_statements_weights.py: measured <= pointwise <= as-proven,
+equality at x = +-e_j).
 
 Mutants: ``bound-quartered`` (as-proven / 4; the ratio reaches 1 at d1 = d2 = 1,
 x = +-1) and ``no-input-norm`` (the as-proven bound without ||x|| <= 1: it scales
@@ -121,7 +126,7 @@ def _scaled(bound: Any, factor: float) -> Any:
     return scaled
 
 
-VARIANTS = {"as-proven": as_proven, "pointwise": pointwise}
+VARIANTS = {"as-proven": as_proven}
 DEFAULT_VARIANT = "as-proven"
 
 MUTANTS = [
