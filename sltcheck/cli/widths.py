@@ -17,8 +17,13 @@ def _json_default(value: Any) -> Any:
 
 def handle_probability(args: argparse.Namespace) -> int:
     """``sltcheck widths --frequencies`` / ``--allocation``: the probability halves of the theorems."""
+    from sltcheck.jsonfiles import write_json_atomic
     from sltcheck.pruning import allocation, calibration, probability
+    from sltcheck.rundir import ensure_writable_file
+    from sltcheck.schema import json_safe
 
+    if args.out:
+        ensure_writable_file(args.out)
     result: dict[str, Any] = {"version": 1}
     if args.allocation:
         result["allocation"] = allocation.check_all()
@@ -36,8 +41,7 @@ def handle_probability(args: argparse.Namespace) -> int:
             return 2
         print(probability.format_tables(result["probability"]))
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1, allow_nan=False))
+        write_json_atomic(args.out, json_safe(result))
         print(f"written to {args.out}")
     return 0
 

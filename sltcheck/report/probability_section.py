@@ -42,11 +42,13 @@ def view(report: dict[str, Any]) -> dict[str, Any]:
         if not fit.get("slopes"):
             trends.append(f"{statement}: {fit.get('note', 'no fit')} ({fit['points']} points)")
             continue
-        slopes = "; ".join(f"{k} {v['slope']:+.3f} [{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]" for k, v in fit["slopes"].items())
+        slopes = "; ".join(f"{k} {v['slope']:+.3f} [{v['ci'][0]:+.3f}, {v['ci'][1]:+.3f}]"
+                           for k, v in fit["slopes"].items())
         grows = ", ".join(fit["grows_with"]) or "nothing (no slope interval lies above 0)"
         trends.append(f"{statement} ({fit['points']} points): {slopes}. C grows with: {grows}.")
     allocation = probability.get("allocation") or {}
     return {"probability": {
         "C_calibrated": _num(probability.get("C_calibrated"), ".4g"), "frequencies": frequencies, "slack": slack,
-        "trends": trends, "allocations": allocation.get("allocations", []), "steps": allocation.get("theorem14_steps", []),
+        "trends": trends, "allocations": allocation.get("allocations", []),
+        "steps": allocation.get("theorem14_steps", []),
     }}
