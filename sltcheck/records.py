@@ -68,7 +68,11 @@ class MutantRecord(TypedDict):
     seconds: float
 
 
-class CheckRun(TypedDict):
+class _CheckRunOptional(TypedDict, total=False):
+    probability: bool  # the probability halves ran (absent from runs before them)
+
+
+class CheckRun(_CheckRunOptional):
     """The options that make a ``sltcheck check`` run (its run directory holds one)."""
 
     profile: str
@@ -77,10 +81,14 @@ class CheckRun(TypedDict):
     no_search: bool
     no_mutants: bool
     power: bool
-    probability: NotRequired[bool]
 
 
-class FindingsFile(TypedDict):
+class _FindingsOptional(TypedDict, total=False):
+    # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
+    probability: dict[str, Any]
+
+
+class FindingsFile(_FindingsOptional):
     """``findings.json``. ``done`` lists the finished units (``statement/variant``,
     ``statement/mutants``, ``power``); ``complete`` is true once every planned one is."""
 
@@ -96,8 +104,6 @@ class FindingsFile(TypedDict):
     mutants: list[MutantRecord]
     slack: list[dict[str, Any]]
     power: list[dict[str, Any]]
-    # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
-    probability: NotRequired[dict[str, Any]]
 
 
 class PointRecord(TypedDict):

@@ -114,3 +114,23 @@ def test_widths_allocation_command_writes_strict_json(tmp_path, capsys) -> None:
 def test_widths_without_parameters_is_an_error(capsys) -> None:
     assert main(["widths"]) == 2
     assert "--eps, --heads and --d1 are required" in capsys.readouterr().err
+
+
+TINY = {"grid": {"frequencies": (Setting("theorem9", 0.5, 1, 1),), "slack": (Setting("lemma7", 0.5, 1, 1),)},
+        "trials": 4, "slack_trials": 4, "lemma7_trials": 40, "search": probability.CI_SEARCH}
+
+
+def test_check_writes_the_probability_halves_and_the_report_shows_them(tmp_path, monkeypatch) -> None:
+    from sltcheck.report import page
+
+    monkeypatch.setitem(probability.PROFILES, "ci", TINY)
+    out = tmp_path / "run"
+    assert main(["check", "--only", "lemma8", "--probability", "--no-mutants", "--no-search", "--out", str(out)]) == 0
+    data = json.loads((out / "findings.json").read_text())
+    assert data["complete"] and "probability" in data["done"]
+    halves = data["probability"]
+    assert {"allocation", "frequencies", "width_slack", "C_trend"} <= set(halves)
+    assert [r["C"] for r in halves["frequencies"]][0] == 1.0 and len(halves["frequencies"]) == 2
+    inputs = {"findings": [data], "synthetic": [], "lm": []}
+    html = page.render(page.build(inputs))
+    assert "Probability statements" in html and "16/32" in html and "Width slack" in html
