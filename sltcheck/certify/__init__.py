@@ -1,0 +1,107 @@
+"""Proved, not sampled: interval branch-and-bound over whole families of instances.
+
+A *family* (:class:`Family`, one per statement folder's ``family.py``, discovered like the
+enclosures) is a small set of instances written as a box over every free parameter left after
+the symmetries are removed, with an enclosure of measured / bound over any sub-box. The
+branch-and-bound (:mod:`sltcheck.certify.bnb`) encloses that ratio on each box, closes the boxes
+it can, splits the others, and stops with one of three verdicts, each proved by the enclosures:
+
+- ``held``: every box's enclosure of measured / bound is <= 1, with a certified upper bound on
+  the supremum of the ratio over the family (its certified slack);
+- ``counterexample``: an instance of the family that :mod:`sltcheck.certified` (the statement's own
+  interval evaluation, a second code path) proves violated; it replays with ``sltcheck check --replay``;
+- ``undecided``: the budget ran out; the fraction of the family's volume proven (<= 1) and the best
+  lower and upper bounds on the supremum say how far it got.
+
+A family's non-box assumptions (a perturbed token that must stay in the alpha-ball) are handled
+exactly: :attr:`Family.feasibility` says whether a box lies inside them, outside (dropped: it
+holds no instance) or straddles them (kept and split until decided; its enclosure covers a
+superset of its instances, so every bound drawn from it stays valid).
+
+Generic code here knows no statement by name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sltcheck.numerics.balls import Backend
+
+INSIDE, OUTSIDE, STRADDLES = "inside", "outside", "straddles"
+VERDICTS = ("held", "counterexample", "undecided")
+
+# (numerator, denominator): measured / bound = |numerator| / denominator, denominator > 0 (a family
+# may divide both sides by the same positive quantity, e.g. eps_max, to keep them from blurring).
+Ratio = tuple[Any, Any]
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of instances of ``statement`` under ``variant`` as a box.
+
+    ``enclose(arith, values)`` gets one enclosure per dimension (a sub-box) and returns the
+    candidate (numerator, denominator) pairs whose ratios' max encloses measured / bound over it
+    (a family may maximise inside, e.g. over the vertices of coordinates in which the measured
+    side is convex; ``instance`` then takes the candidate's index). ``instance(point, choice)`` is
+    the statement's instance at a point of the box (float64 arrays, satisfying every assumption);
+    ``contains(instance)`` says whether a given instance (a search seed) lies in the family.
+    """
+
+    statement: str
+    name: str
+    variant: str
+    dimensions: tuple[Dimension, ...]
+    enclose: Callable[[Backend, dict[str, Any]], Sequence[Ratio]]
+    instance: Callable[[dict[str, float], int], dict[str, Any]]
+    description: str
+    feasibility: Callable[[Backend, dict[str, Any]], str] | None = None
+    contains: Callable[[dict[str, Any]], bool] | None = None
+    seeds: Callable[[], list[dict[str, Any]]] | None = None
+    # the known answer (benchmarks): "held" / "counterexample" and the closed-form supremum if any
+    expected: str | None = None
+    known_supremum: float | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.statement}/{self.name}/{self.variant}"
+
+
+@functools.cache
+def families() -> dict[str, Family]:
+    """Every family of every statement with a ``family`` module, keyed statement/name/variant."""
+    from sltcheck.statements import parts
+
+    found: dict[str, Family] = {}
+    for module in parts("family").values():
+        for family in module.FAMILIES:
+            found[family.key] = family
+    return found
+
+
+def select(only: Sequence[str] | None = None, family: Sequence[str] | None = None) -> list[Family]:
+    """The families of the statements ``only`` (all if None) whose name or key is in ``family``."""
+    chosen = list(families().values())
+    if only:
+        known = {f.statement for f in chosen}
+        for name in only:
+            if name not in known:
+                raise ValueError(f"--only must name statements with families ({', '.join(sorted(known))}), got {name!r}")
+        chosen = [f for f in chosen if f.statement in only]
+    if family:
+        names = {f.name for f in chosen} | {f.key for f in chosen}
+        for name in family:
+            if name not in names:
+                raise ValueError(f"--family must be one of {', '.join(sorted(names))}, got {name!r}")
+        chosen = [f for f in chosen if f.name in family or f.key in family]
+    return chosen

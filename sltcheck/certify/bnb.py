@@ -1,0 +1,113 @@
+"""The branch-and-bound over one family's box: enclose, close, split (no statement by name).
+
+Boxes are (lows, highs) tuples of floats; a box's *upper* is a float >= measured / bound at every
+instance in it (the max over the family's candidates of sup|numerator| / inf denominator, rounded
+up), its *lower* a float <= the ratio at its midpoint (when the midpoint is an instance of the
+family). A box is *closed* once its upper is <= 1 (proved: the statement holds on it) and no
+larger than (1 + tolerance) x the best lower bound found (it cannot raise the supremum's bracket
+by more than the tolerance); the others stay open, and the open box with the largest upper is
+split next, across its widest dimension (relative to the family's width in it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sltcheck.certify import INSIDE, OUTSIDE, Family, Ratio
+from sltcheck.numerics.balls import Backend, backend
+
+Box = tuple[tuple[float, ...], tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class BoxResult:
+    upper: float  # >= measured / bound on the box (-inf: the box holds no instance)
+    lower: float  # <= measured / bound at the midpoint (-inf: the midpoint is not an instance)
+    choice: int  # the candidate that gave ``lower``
+    point: tuple[float, ...]  # the midpoint
+    state: str  # INSIDE, OUTSIDE or STRADDLES
+
+
+def ratio_upper(arith: Backend, pair: Ratio) -> float:
+    numerator, denominator = pair
+    top = arith.magnitude(numerator)[1]
+    bottom = arith.lower(denominator)
+    if not bottom > 0 or math.isinf(top):
+        return math.inf
+    return math.nextafter(top / bottom, math.inf)
+
+
+def ratio_lower(arith: Backend, pair: Ratio) -> float:
+    numerator, denominator = pair
+    top = arith.magnitude(numerator)[0]
+    bottom = arith.upper(denominator)
+    if not bottom > 0 or math.isinf(bottom):
+        return -math.inf
+    return math.nextafter(top / bottom, -math.inf)
+
+
+def _values(arith: Backend, family: Family, lows: Sequence[float], highs: Sequence[float]) -> dict[str, Any]:
+    return {d.name: arith.interval(lo, hi) for d, lo, hi in zip(family.dimensions, lows, highs, strict=True)}
+
+
+def _state(arith: Backend, family: Family, values: dict[str, Any]) -> str:
+    return INSIDE if family.feasibility is None else family.feasibility(arith, values)
+
+
+def point_ratio(arith: Backend, family: Family, point: Sequence[float]) -> tuple[float, int]:
+    """(a float <= measured / bound at ``point``, the candidate giving it); -inf off the family."""
+    values = _values(arith, family, point, point)
+    if _state(arith, family, values) != INSIDE:
+        return -math.inf, 0
+    lowers = [ratio_lower(arith, pair) for pair in family.enclose(arith, values)]
+    best = max(range(len(lowers)), key=lowers.__getitem__)
+    return lowers[best], best
+
+
+def evaluate_box(arith: Backend, family: Family, box: Box) -> BoxResult:
+    lows, highs = box
+    values = _values(arith, family, lows, highs)
+    state = _state(arith, family, values)
+    point = tuple(lo + (hi - lo) / 2 for lo, hi in zip(lows, highs, strict=True))
+    if state == OUTSIDE:
+        return BoxResult(-math.inf, -math.inf, 0, point, state)
+    upper = max(ratio_upper(arith, pair) for pair in family.enclose(arith, values))
+    lower, choice = point_ratio(arith, family, point)
+    return BoxResult(upper, lower, choice, point, state)
+
+
+def evaluate_boxes(shared: tuple[str, str], boxes: list[Box]) -> list[BoxResult]:
+    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker)."""
+    from sltcheck.certify import families
+
+    key, backend_name = shared
+    family, arith = families()[key], backend(backend_name)
+    return [evaluate_box(arith, family, box) for box in boxes]
+
+
+def root(family: Family) -> Box:
+    return tuple(d.low for d in family.dimensions), tuple(d.high for d in family.dimensions)
+
+
+def halves(box: Box, axis: int) -> tuple[Box, Box]:
+    lows, highs = box
+    mid = lows[axis] + (highs[axis] - lows[axis]) / 2
+    return (lows, highs[:axis] + (mid,) + highs[axis + 1:]), (lows[:axis] + (mid,) + lows[axis + 1:], highs)
+
+
+def relative_widths(family: Family, box: Box) -> list[float]:
+    return [(hi - lo) / (d.high - d.low) if d.high > d.low else 0.0
+            for d, lo, hi in zip(family.dimensions, box[0], box[1], strict=True)]
+
+
+def split(family: Family, box: Box) -> tuple[Box, Box]:
+    """Halve the box across its widest dimension relative to the family's width there."""
+    widths = relative_widths(family, box)
+    return halves(box, max(range(len(widths)), key=widths.__getitem__))
+
+
+def closable(upper: float, best_lower: float, tolerance: float) -> bool:
+    return upper <= 1.0 and upper <= best_lower * (1.0 + tolerance)

@@ -1,0 +1,265 @@
+"""Driving the branch-and-bound: rounds of box evaluations on an executor, every round in SQLite.
+
+The open boxes and the running bounds of each family live in ``boxes.sqlite`` in the run
+directory; each round (pop the open boxes with the largest uppers, split them, enclose the children
+on the executor, keep or close each child) is one transaction, so an interrupted run resumes at its
+last finished round and loses nothing. The driver processes a round's results in task order:
+the outcome does not depend on the executor, the worker count or the order tasks finish in.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import sqlite3
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sltcheck.certify import Family
+from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, root, split
+from sltcheck.executors import Executor, InProcessExecutor
+
+SCHEMA_VERSION = 1
+BATCH = 64  # boxes popped per round (fixed: the result must not depend on the worker count)
+CHUNK = 32  # boxes per task
+PROGRESS_EVERY = 5.0  # seconds between progress rows
+
+
+@dataclass
+class State:
+    """The running bounds of one family (everything but the open boxes)."""
+
+    best_lower: float = -math.inf  # a float <= measured / bound at best_point (family enclosure)
+    best_point: list[float] | None = None
+    best_choice: int = 0
+    closed_upper: float = -math.inf  # max upper of the closed boxes
+    closed_volume: float = 0.0  # closed (proved <= 1) boxes, as fractions of the family's box
+    outside_volume: float = 0.0  # boxes that hold no instance
+    evaluated: int = 0
+    rounds: int = 0
+    seconds: float = 0.0
+    seq: int = 0
+    progress: list[list[float]] = field(default_factory=list)  # [seconds, proven fraction, lower, upper]
+    verdict: str | None = None  # set once decided (held with nothing open, or a counterexample)
+    counterexample: dict[str, Any] | None = None
+
+
+class Store:
+    """SQLite: per family its configuration and State, and its open boxes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path)
+        self.db.executescript(
+            "CREATE TABLE IF NOT EXISTS family (key TEXT PRIMARY KEY, config TEXT, state TEXT);"
+            "CREATE TABLE IF NOT EXISTS box (key TEXT, seq INTEGER, box TEXT, upper REAL, volume REAL,"
+            " PRIMARY KEY (key, seq));"
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[tuple[float, int, Box, float]]] | None:
+        row = self.db.execute("SELECT config, state FROM family WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        if json.loads(row[0]) != config:
+            raise ValueError(f"the run directory holds {key} with configuration {row[0]}, not {json.dumps(config)}: "
+                             "use another --out (one configuration per run directory)")
+        state = State(**json.loads(row[1]))
+        opened = [(-upper, seq, _decode(text), volume) for seq, text, upper, volume in
+                  self.db.execute("SELECT seq, box, upper, volume FROM box WHERE key = ?", (key,))]
+        return state, opened
+
+    def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
+             added: list[tuple[int, Box, float, float]]) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO family VALUES (?, ?, ?)",
+                            (key, json.dumps(config), json.dumps(asdict(state), allow_nan=True)))
+            self.db.executemany("DELETE FROM box WHERE key = ? AND seq = ?", [(key, s) for s in removed])
+            self.db.executemany("INSERT INTO box VALUES (?, ?, ?, ?, ?)",
+                                [(key, s, json.dumps(b), u, v) for s, b, u, v in added])
+
+
+def _decode(text: str) -> Box:
+    lows, highs = json.loads(text)
+    return tuple(lows), tuple(highs)
+
+
+def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box]) -> list[BoxResult]:
+    tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
+    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name), tasks))
+    return [r for k, _ in tasks for r in found[k]]
+
+
+def certify_family(family: Family, store: Store, *, backend_name: str, budget: float, tolerance: float,
+                   executor: Executor | None = None, report: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run (or resume) the branch-and-bound of ``family`` for at most ``budget`` seconds more."""
+    from sltcheck import certified
+
+    executor = executor or InProcessExecutor()
+    config = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "tolerance": tolerance,
+              "dimensions": [[d.name, d.low, d.high] for d in family.dimensions]}
+    loaded = store.load(family.key, config)
+    heap: list[tuple[float, int, Box, float]]
+    if loaded is None:
+        state, heap = State(), []
+        first = _evaluate(executor, family.key, backend_name, [root(family)])[0]
+        state.evaluated = 1
+        _take_lower(state, first)
+        _seed(family, state, backend_name)
+        if first.state == "outside":
+            state.outside_volume = 1.0
+        else:
+            heap = [(-first.upper, 0, root(family), 1.0)]
+        state.seq = 1
+        store.save(family.key, config, state, [], [(0, root(family), first.upper, 1.0)] if heap else [])
+    else:
+        state, heap = loaded
+        heapq.heapify(heap)
+    start = time.perf_counter()
+    spent = state.seconds
+    last_row = -math.inf
+    while state.verdict is None and heap and time.perf_counter() - start < budget:
+        popped: list[tuple[float, int, Box, float]] = []
+        removed: list[int] = []
+        while heap and len(popped) < BATCH:
+            item = heapq.heappop(heap)
+            removed.append(item[1])
+            if closable(-item[0], state.best_lower, tolerance):
+                _close(state, -item[0], item[3])
+            else:
+                popped.append(item)
+        children = [(child, item[3] / 2) for item in popped for child in split(family, item[2])]
+        results = _evaluate(executor, family.key, backend_name, [c for c, _ in children])
+        state.evaluated += len(results)
+        for result in results:
+            _take_lower(state, result)
+        added = []
+        for (box, volume), result in zip(children, results, strict=True):
+            if result.state == "outside":
+                state.outside_volume += volume
+            elif closable(result.upper, state.best_lower, tolerance):
+                _close(state, result.upper, volume)
+            else:
+                added.append((state.seq, box, result.upper, volume))
+                heapq.heappush(heap, (-result.upper, state.seq, box, volume))
+                state.seq += 1
+        state.rounds += 1
+        state.seconds = spent + time.perf_counter() - start
+        if state.best_lower > 1.0 and state.counterexample is None:
+            _confirm_violation(family, state, certified)
+        if not heap and state.verdict is None:
+            state.verdict = "held"
+        now = state.seconds
+        if now - last_row >= PROGRESS_EVERY or state.verdict or not heap:
+            last_row = now
+            row = [round(now, 3), _proven(state, heap), state.best_lower, _upper(state, heap)]
+            state.progress.append(row)
+            if report:
+                report(f"{family.key}: {now:7.1f} s  {state.evaluated} boxes  proven {row[1]:.4f}  "
+                       f"sup in [{row[2]:.6g}, {row[3]:.6g}]  open {len(heap)}")
+        store.save(family.key, config, state, removed, added)
+    return summary(family, state, heap, backend_name, tolerance)
+
+
+def _take_lower(state: State, result: BoxResult) -> None:
+    if result.lower > state.best_lower:
+        state.best_lower, state.best_point, state.best_choice = result.lower, list(result.point), result.choice
+
+
+def _close(state: State, upper: float, volume: float) -> None:
+    state.closed_upper = max(state.closed_upper, upper)
+    state.closed_volume += volume
+
+
+def _proven(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
+    """The fraction of the family's volume proved: closed, outside, or open with upper <= 1."""
+    return min(1.0, state.closed_volume + state.outside_volume + sum(v for u, _, _, v in heap if -u <= 1.0))
+
+
+def _upper(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
+    return max([state.closed_upper] + [-u for u, _, _, _ in heap])
+
+
+def _seed(family: Family, state: State, backend_name: str) -> None:
+    """Raise the lower bound with the seeds (search results, pinned counterexamples) in the family."""
+    from sltcheck import certified
+
+    for instance in family.seeds() if family.seeds else []:
+        if family.contains is not None and family.contains(instance):
+            ratio = _certified_ratio(certified, family, instance)
+            if ratio["lower"] > state.best_lower:
+                state.best_lower, state.best_point = ratio["lower"], None
+                if ratio["outcome"] == "violated":
+                    state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio)
+
+
+def _certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -> dict[str, Any]:
+    """The statement's own interval evaluation (sltcheck.certified, a second code path)."""
+    from sltcheck.numerics.intervals import ends
+
+    result = certified.evaluate(family.statement, instance, family.variant)
+    if result["bound"] is None:
+        return {"outcome": "undecided", "lower": -math.inf, "upper": math.inf}
+    (m_lo, m_hi), (b_lo, b_hi) = ends(result["measured"]), ends(result["bound"])
+    lower = float(m_lo / b_hi) if b_hi > 0 else -math.inf
+    upper = float(m_hi / b_lo) if b_lo > 0 else math.inf
+    return {"outcome": result["outcome"], "lower": math.nextafter(lower, -math.inf),
+            "upper": math.nextafter(upper, math.inf), "work_dps": result["work_dps"]}
+
+
+def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any]) -> dict[str, Any]:
+    from sltcheck.harness.serialise import encode_instance
+
+    return {"statement": family.statement, "variant": family.variant, "violated": True,
+            "family": family.key, "certified_ratio": [ratio["lower"], ratio["upper"]],
+            "instance": encode_instance(instance)}
+
+
+def _confirm_violation(family: Family, state: State, certified: Any) -> None:
+    """A point whose family enclosure exceeds 1: a counterexample once the statement's own enclosure agrees."""
+    assert state.best_point is not None
+    instance = family.instance(dict(zip([d.name for d in family.dimensions], state.best_point, strict=True)),
+                               state.best_choice)
+    ratio = _certified_ratio(certified, family, instance)
+    if ratio["outcome"] == "violated":
+        state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio)
+
+
+def summary(family: Family, state: State, heap: list[tuple[float, int, Box, float]], backend_name: str,
+            tolerance: float) -> dict[str, Any]:
+    """The JSON entry of a family: verdict, bracket of the supremum, proven volume, speed."""
+    from sltcheck import certified
+    from sltcheck.harness.serialise import encode_instance
+
+    upper = _upper(state, heap)
+    verdict = state.verdict or ("held" if upper <= 1.0 else "undecided")
+    best = None
+    if state.best_point is not None:
+        point = dict(zip([d.name for d in family.dimensions], state.best_point, strict=True))
+        instance = family.instance(point, state.best_choice)
+        check = _certified_ratio(certified, family, instance)
+        best = {"point": point, "choice": state.best_choice, "instance": encode_instance(instance),
+                "certified_ratio": [check["lower"], check["upper"]], "certified_outcome": check["outcome"]}
+    finite = (lambda x: x if math.isfinite(x) else None)  # noqa: E731  strict JSON: no inf
+    return {
+        "key": family.key, "statement": family.statement, "family": family.name, "variant": family.variant,
+        "description": family.description,
+        "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
+        "verdict": verdict, "finished": state.verdict is not None,
+        "sup_lower": finite(state.best_lower), "sup_upper": finite(upper),
+        "proven_fraction": _proven(state, heap) if verdict != "counterexample" else None,
+        "open_boxes": len(heap), "boxes": state.evaluated, "rounds": state.rounds,
+        "seconds": round(state.seconds, 3),
+        "boxes_per_second": round(state.evaluated / state.seconds, 1) if state.seconds > 0 else None,
+        "backend": backend_name, "tolerance": tolerance,
+        "expected": family.expected, "known_supremum": family.known_supremum, "notes": family.notes,
+        "best": best, "counterexample": state.counterexample,
+        "progress": [[r[0], r[1], finite(r[2]), finite(r[3])] for r in state.progress],
+    }

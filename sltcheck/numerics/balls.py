@@ -1,0 +1,183 @@
+"""Two interchangeable backends of rigorous real enclosures for the branch-and-bound.
+
+``arb`` (python-flint, ball arithmetic in C; the extra ``certify``) and ``mpmath`` (``mpmath.iv``,
+outward-rounded intervals in pure Python, always installed). Both give the same operations on
+numbers that *contain* the exact real value: +, -, *, / through Python's operators (a float operand
+is taken exactly), and :meth:`Backend.exp`, :meth:`Backend.expm1`, :meth:`Backend.sqrt`. The ends
+come back as floats rounded outward (:meth:`Backend.lower`, :meth:`Backend.upper`): the
+conversion of an end to float64 rounds to nearest, so it is moved one ulp further out.
+
+An enclosure that is not finite (a division by a ball containing 0) has lower -inf and upper +inf:
+it proves nothing, never something false.
+
+:func:`backend` picks arb where python-flint imports, else mpmath; ``benchmarks/certify_backends.py``
+times both on the same boxes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mpmath
+from mpmath import iv
+
+BACKENDS = ("arb", "mpmath")
+
+
+def _down(value: float) -> float:
+    return -math.inf if math.isnan(value) else math.nextafter(value, -math.inf)
+
+
+def _up(value: float) -> float:
+    return math.inf if math.isnan(value) else math.nextafter(value, math.inf)
+
+
+class Backend:
+    """The operations the families use; numbers are the backend's own (arb or mpmath.iv.mpf)."""
+
+    name = "backend"
+
+    def interval(self, low: float, high: float) -> Any:
+        """A number containing every real in [low, high] (float ends, taken exactly)."""
+        raise NotImplementedError
+
+    def point(self, value: float) -> Any:
+        return self.interval(value, value)
+
+    def exp(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def expm1(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def sqrt(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def lower(self, x: Any) -> float:
+        """A float <= every real in x (-inf where x is not finite)."""
+        raise NotImplementedError
+
+    def upper(self, x: Any) -> float:
+        """A float >= every real in x (+inf where x is not finite)."""
+        raise NotImplementedError
+
+    def is_point(self, x: Any) -> bool:
+        """Whether x is one exactly known real (an :meth:`interval` with equal ends)."""
+        raise NotImplementedError
+
+    def increasing(self, fn: Callable[[Any], Any], x: Any) -> Any:
+        """Enclosure of an increasing ``fn`` over x: fn at the two ends (tighter than fn(x))."""
+        return self.interval(self.lower(fn(self.point(self.lower(x)))), self.upper(fn(self.point(self.upper(x)))))
+
+    def exprel(self, x: Any) -> Any:
+        """(exp(x) - 1) / x (1 at 0), increasing in x, over an interval x > 0."""
+        return self.increasing(lambda y: self.expm1(y) / y, x)
+
+    def magnitude(self, x: Any) -> tuple[float, float]:
+        """(a float <= inf |x|, a float >= sup |x|)."""
+        lo, hi = self.lower(x), self.upper(x)
+        if lo > 0:
+            return lo, hi
+        if hi < 0:
+            return -hi, -lo
+        return 0.0, max(-lo, hi)
+
+    def hull(self, values: Sequence[Any]) -> Any:
+        return self.interval(min(self.lower(v) for v in values), max(self.upper(v) for v in values))
+
+    def intersect(self, a: Any, b: Any) -> Any:
+        """Two enclosures of the same real number: their common part (tighter than either)."""
+        lo, hi = max(self.lower(a), self.lower(b)), min(self.upper(a), self.upper(b))
+        if lo > hi:  # cannot happen for two true enclosures; keep one rather than fail
+            return a
+        return self.interval(lo, hi)
+
+
+class ArbBackend(Backend):
+    name = "arb"
+
+    def __init__(self) -> None:
+        from flint import arb
+
+        self._arb = arb
+
+    def interval(self, low: float, high: float) -> Any:
+        a = self._arb(float(low))
+        return a if low == high else a.union(self._arb(float(high)))
+
+    def exp(self, x: Any) -> Any:
+        return x.exp()
+
+    def expm1(self, x: Any) -> Any:
+        return x.expm1()
+
+    def sqrt(self, x: Any) -> Any:
+        return x.sqrt()
+
+    def is_point(self, x: Any) -> bool:
+        return bool(x.is_exact())
+
+    def lower(self, x: Any) -> float:
+        return _down(float(x.lower())) if x.is_finite() else -math.inf
+
+    def upper(self, x: Any) -> float:
+        return _up(float(x.upper())) if x.is_finite() else math.inf
+
+
+class MpmathBackend(Backend):
+    name = "mpmath"
+
+    def interval(self, low: float, high: float) -> Any:
+        return iv.mpf([float(low), float(high)])
+
+    def exp(self, x: Any) -> Any:
+        return iv.exp(x)
+
+    def expm1(self, x: Any) -> Any:
+        from sltcheck.numerics.intervals import expm1
+
+        return expm1(x)
+
+    def sqrt(self, x: Any) -> Any:
+        return iv.sqrt(x)
+
+    def is_point(self, x: Any) -> bool:
+        return bool(x._mpi_[0] == x._mpi_[1])
+
+    def _end(self, x: Any, index: int) -> float:
+        end = x._mpi_[index]
+        if end in (mpmath.libmp.finf, mpmath.libmp.fninf, mpmath.libmp.fnan):
+            return math.nan
+        return float(mpmath.mpf(end))
+
+    def lower(self, x: Any) -> float:
+        return _down(self._end(x, 0))
+
+    def upper(self, x: Any) -> float:
+        return _up(self._end(x, 1))
+
+
+@functools.cache
+def arb_available() -> bool:
+    try:
+        import flint  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@functools.cache
+def backend(name: str | None = None) -> Backend:
+    """The backend called ``name`` ("arb" or "mpmath"); None: arb where python-flint imports, else mpmath."""
+    if name is None:
+        name = "arb" if arb_available() else "mpmath"
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {name!r}")
+    if name == "arb":
+        if not arb_available():
+            raise ValueError("backend 'arb' needs python-flint: pip install 'sltcheck[certify]' (or use 'mpmath')")
+        return ArbBackend()
+    return MpmathBackend()
