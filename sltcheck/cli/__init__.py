@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sltcheck.cli.bench",
     "sltcheck.cli.lm",
     "sltcheck.cli.widths",
+    "sltcheck.cli.certify",
 )
 
 Handler = Callable[[argparse.Namespace], int]

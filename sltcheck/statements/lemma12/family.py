@@ -201,10 +201,11 @@ def contains_maker(T: int, with_block: bool, statement: str) -> Callable[[dict[s
 
 
 def families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
-             seeds: Callable[[], list[dict[str, Any]]] | None = None, expected: dict[str, str] | None = None,
-             sizes: tuple[int, ...] = SIZES) -> list[Family]:
+             seeds: Callable[[], list[dict[str, Any]]] | None = None,
+             expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES) -> list[Family]:
     """One family per T and variant; ``variants``: name -> (factor, eps weight) of the bound
-    factor H sqrt(d1) (alpha (exp(4 alpha eps) - 1) + eps weight x eps)."""
+    factor H sqrt(d1) (alpha (exp(4 alpha eps) - 1) + eps weight x eps). ``expected``: variant ->
+    {T: the known answer} for the variants not expected to hold (unknown at the other T)."""
     out = []
     for T in sizes:
         for variant, (factor, eps_weight) in variants.items():
@@ -214,7 +215,7 @@ def families(statement: str, with_block: bool, variants: dict[str, tuple[float, 
                 feasibility=feasibility(T), contains=contains_maker(T, with_block, statement), seeds=seeds,
                 description=f"d = H = 1{', L = 1' if with_block else ''}, T = {T}, full mask, alpha in "
                             f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
-                expected=(expected or {}).get(variant, "held")))
+                expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held"))
     return out
 
 

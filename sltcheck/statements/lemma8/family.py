@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -153,7 +154,7 @@ def known_supremum(bound_at_low: Callable[[float], float]) -> float:
     return 2 * math.tanh(EPS_LOW / 2) / bound_at_low(EPS_LOW)
 
 
-def families(statement: str, variants: dict[str, tuple[Callable[[Backend, Any], Any], float]]) -> list[Family]:
+def families(statement: str, variants: dict[str, tuple[Callable[[Backend, Any], Any], float | None]]) -> list[Family]:
     """One family per T and variant; ``variants``: name -> (bound / eps enclosure, the known supremum)."""
     out = []
     for T in SIZES:
@@ -167,4 +168,16 @@ def families(statement: str, variants: dict[str, tuple[Callable[[Backend, Any], 
     return out
 
 
+def quartered_over_eps(arith: Backend, eps: Any) -> Any:
+    """The mutant ``exponent-quartered``, (e^(eps/2) - 1) / eps = exprel(eps / 2) / 2: known false."""
+    return 0.5 * arith.exprel(0.5 * eps)
+
+
 FAMILIES = families("lemma8", {"as-stated": (lemma8_over_eps, known_supremum(lambda e: math.expm1(2 * e)))})
+# the known-false mutant: the branch-and-bound must answer with a certified counterexample
+MUTANT_FAMILIES = [
+    replace(f, expected="counterexample", known_supremum=known_supremum(lambda e: math.expm1(e / 2)))
+    for f in families("lemma8", {"exponent-quartered": (quartered_over_eps, None)})  # type: ignore[dict-item]
+    if f.name == "d1-T2"
+]
+FAMILIES += MUTANT_FAMILIES

@@ -1,0 +1,71 @@
+"""Benchmark of ``sltcheck certify`` on the families with known answers (issue: proved, not sampled).
+
+    python benchmarks/certify_families.py [--budget SECONDS] [--backend arb|mpmath] [--out FILE] [KEY ...]
+
+For each family: the verdict against the known answer, the certified bracket of the supremum of
+measured / bound (beside the closed form where there is one, or the bracket of
+``sltcheck.worst_case``), the proven volume over time, boxes per second, and the load average of
+the machine while it ran (the CPU may be shared: boxes/s is only comparable at equal load).
+Lemma 8 and Lemma 5 (d1 = 1, T = 2, 3): the upper end must be within 1% of the closed form;
+Lemma 13 as stated (T = 4): a certified counterexample; Lemma 13 as proven and Lemma 12: held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from sltcheck.certify import families
+from sltcheck.certify.run import Store, certify_family
+from sltcheck.numerics.balls import backend
+
+DEFAULT = ("lemma8/d1-T2/as-stated", "lemma8/d1-T3/as-stated", "lemma5/d1-T2/as-stated", "lemma5/d1-T2/via-lemma8",
+           "lemma13/d1-T4/as-stated", "lemma12/d1-T2/as-stated", "lemma13/d1-T2/as-proven",
+           "lemma12/d1-T3/as-stated", "lemma13/d1-T3/as-proven", "lemma13/d1-T4/as-proven")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("keys", nargs="*", default=list(DEFAULT))
+    parser.add_argument("--budget", type=float, default=600.0, help="seconds per family (default 600)")
+    parser.add_argument("--backend", choices=("arb", "mpmath"), default=None)
+    parser.add_argument("--tolerance", type=float, default=0.01)
+    parser.add_argument("--out", default=None, help="write the rows as JSON here")
+    args = parser.parse_args()
+    arith = backend(args.backend)
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        store = Store(Path(scratch) / "boxes.sqlite")
+        for key in args.keys:
+            family = families()[key]
+            load_before = os.getloadavg()[0]
+            start = time.perf_counter()
+            entry = certify_family(family, store, backend_name=arith.name, budget=args.budget,
+                                   tolerance=args.tolerance)
+            wall = time.perf_counter() - start
+            known = family.known_supremum
+            within = None if known is None or entry["sup_upper"] is None else entry["sup_upper"] / known - 1
+            row = {"key": key, "expected": family.expected, "verdict": entry["verdict"],
+                   "finished": entry["finished"], "sup_lower": entry["sup_lower"], "sup_upper": entry["sup_upper"],
+                   "known_supremum": known, "upper_over_known_minus_1": within,
+                   "proven_fraction": entry["proven_fraction"], "boxes": entry["boxes"],
+                   "boxes_per_second": entry["boxes_per_second"], "wall_seconds": round(wall, 1),
+                   "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                   "backend": arith.name, "progress": entry["progress"]}
+            rows.append(row)
+            print(f"{key:<26} expected {str(family.expected):<14} got {entry['verdict']:<14} "
+                  f"sup in [{entry['sup_lower']}, {entry['sup_upper']}] known {known} "
+                  f"(upper/known - 1 = {within}) proven {entry['proven_fraction']} "
+                  f"{entry['boxes']} boxes {entry['boxes_per_second']} boxes/s {wall:.0f} s "
+                  f"load {row['load_average']}", flush=True)
+            if args.out:
+                Path(args.out).write_text(json.dumps(rows, indent=1))
+        store.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""``sltcheck certify``: prove "held" (or a counterexample) over whole families of instances.
+
+    sltcheck certify [--only NAME ...] [--family NAME ...] [--budget SECONDS] [--rounds N] [--out DIR]
+                     [--backend arb|mpmath] [--tolerance T] [--workers N] [--cluster local | --scheduler ADDR]
+                     [--findings FILE] [--list]
+
+Runs the interval branch-and-bound (:mod:`sltcheck.certify`) on each selected family for at most
+``--budget`` seconds (each), resuming what ``DIR/boxes.sqlite`` holds; writes ``DIR/certified.json``
+(every family's verdict, bracket of the supremum, proven volume, boxes/s, progress over time) and
+``DIR/counterexamples.json`` (replay with ``sltcheck check --replay``). ``--findings FILE`` adds the
+results to a findings.json of ``sltcheck check`` under the key ``certified_over_family``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+KEY = "certified_over_family"
+
+
+def register(cli: Any) -> None:
+    cli.command("certify", "prove held (or a counterexample) over whole families of instances (branch-and-bound)",
+                run, arguments=_arguments)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="statements (default: every one with a family)")
+    parser.add_argument("--family", nargs="+", metavar="NAME",
+                        help="families by name (d1-T2) or key (lemma13/d1-T4/as-stated)")
+    parser.add_argument("--budget", type=_seconds, default=60.0, metavar="SECONDS",
+                        help="seconds per family in this run (default 60; a resumed run continues)")
+    parser.add_argument("--rounds", type=_positive, default=None, metavar="N",
+                        help="stop each family after N rounds in all (a result that does not depend on speed)")
+    parser.add_argument("--out", default="runs/certify", help="run directory (resumed if it exists)")
+    parser.add_argument("--backend", choices=("arb", "mpmath"), default=None,
+                        help="enclosures: arb (python-flint, sltcheck[certify]) or mpmath.iv (default: arb if installed)")
+    parser.add_argument("--tolerance", type=float, default=0.01,
+                        help="relative gap of the supremum's bracket at which a family stops (default 0.01)")
+    parser.add_argument("--findings", metavar="FILE", help="add the results to this findings.json")
+    parser.add_argument("--list", action="store_true", help="list the families and exit")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    where = parser.add_argument_group("where the boxes are enclosed")
+    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+                       help="local processes (default 1: in this process); with --cluster local, Dask workers")
+    scheduler = where.add_mutually_exclusive_group()
+    scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a running Dask scheduler")
+    scheduler.add_argument("--cluster", choices=("local",), default=None, help="start a Dask LocalCluster")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Strict JSON (no NaN), written atomically (a temporary file renamed over the target)."""
+    text = json.dumps(data, indent=1, allow_nan=False)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(handle, "w") as out:
+        out.write(text + "\n")
+    os.replace(temporary, path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sltcheck.certify import select
+    from sltcheck.certify.run import SCHEMA_VERSION, Store, certify_family
+    from sltcheck.executors import InProcessExecutor, make_executor
+    from sltcheck.numerics.balls import backend
+
+    if not 0 < args.tolerance < 1:
+        raise SystemExit(f"--tolerance must be in (0, 1), got {args.tolerance}")
+    try:
+        chosen = select(args.only, args.family)
+        arith = backend(args.backend)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    if args.list:
+        for family in chosen:
+            print(f"{family.key:<28} {family.expected or '-':<15} {family.description}")
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries: list[dict[str, Any]] = []
+    report = None if args.quiet else print
+    with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+        if not isinstance(executor, InProcessExecutor) and report:
+            report(f"boxes are enclosed on {executor.description}")
+        store = Store(out / "boxes.sqlite")
+        try:
+            for family in chosen:
+                try:
+                    entries.append(certify_family(family, store, backend_name=arith.name, budget=args.budget,
+                                                  tolerance=args.tolerance, executor=executor, report=report,
+                                                  rounds=args.rounds))
+                except ValueError as error:
+                    raise SystemExit(str(error)) from None
+                _write(out, entries, arith.name)
+        finally:
+            store.close()
+    data = _write(out, entries, arith.name)
+    if args.findings:
+        path = Path(args.findings)
+        findings = json.loads(path.read_text())
+        findings[KEY] = {"schema_version": SCHEMA_VERSION, "backend": arith.name, "families": entries}
+        write_json(path, findings)
+        print(f"added {KEY} to {path}")
+    print(table(data["families"]))
+    print(f"\nwrote {out / 'certified.json'}" + (f" and {out / 'counterexamples.json'} (sltcheck check --replay)"
+                                                 if data["counterexamples"] else ""))
+    return 0
+
+
+def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
+    from sltcheck.certify.run import SCHEMA_VERSION
+
+    counterexamples = [e["counterexample"] for e in entries if e["counterexample"]]
+    data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": entries,
+            "counterexamples": len(counterexamples)}
+    write_json(out / "certified.json", data)
+    write_json(out / "counterexamples.json", counterexamples)
+    return data
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+def table(entries: list[dict[str, Any]]) -> str:
+    lines = [f"{'family':<28} {'verdict':<15} {'sup >=':>10} {'sup <=':>10} {'proven':>8} {'boxes':>8} "
+             f"{'boxes/s':>8} {'known':>10}"]
+    for e in entries:
+        proven = "-" if e["proven_fraction"] is None else f"{e['proven_fraction']:.4f}"
+        lines.append(f"{e['key']:<28} {e['verdict']:<15} {_number(e['sup_lower']):>10} {_number(e['sup_upper']):>10} "
+                     f"{proven:>8} {e['boxes']:>8} {_number(e['boxes_per_second']):>8} "
+                     f"{_number(e['known_supremum']):>10}")
+    return "\n".join(lines)

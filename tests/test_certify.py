@@ -1,0 +1,260 @@
+"""The branch-and-bound over families (sltcheck.certify): enclosures, verdicts, resume, executors."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import mpmath
+import pytest
+
+from sltcheck import certified
+from sltcheck.certify import Dimension, Family, families, select
+from sltcheck.certify.bnb import evaluate_box, point_ratio
+from sltcheck.certify.run import Store, certify_family
+from sltcheck.numerics import dual
+from sltcheck.numerics.balls import BACKENDS, arb_available, backend
+from sltcheck.numerics.intervals import ends
+from sltcheck.statements.lemma8 import family as lemma8_family
+
+BACKEND_NAMES = [name for name in BACKENDS if name != "arb" or arb_available()]
+
+
+def run(family: Family, tmp_path: Path, name: str = "boxes.sqlite", **options: Any) -> dict[str, Any]:
+    store = Store(tmp_path / name)
+    try:
+        options = {"backend_name": "mpmath" if not arb_available() else "arb", "budget": 60.0,
+                   "tolerance": 0.01, **options}
+        return certify_family(family, store, **options)
+    finally:
+        store.close()
+
+
+# --- the two backends enclose the true value ----------------------------------------------------
+
+CASES = [  # (what, backend expression, exact value at 60 digits)
+    ("exp", lambda B: B.exp(B.point(0.3)), lambda: mpmath.exp(mpmath.mpf(0.3))),
+    ("expm1 tiny", lambda B: B.expm1(B.point(1e-12)), lambda: mpmath.expm1(mpmath.mpf(1e-12))),
+    ("sqrt", lambda B: B.sqrt(B.point(2.0)), lambda: mpmath.sqrt(2)),
+    ("exprel", lambda B: B.exprel(B.interval(0.5, 0.5)), lambda: mpmath.expm1(mpmath.mpf(0.5)) / mpmath.mpf(0.5)),
+    ("quotient", lambda B: B.point(1.0) / B.point(3.0), lambda: mpmath.mpf(1) / 3),
+]
+
+
+@pytest.mark.parametrize("name", BACKEND_NAMES)
+@pytest.mark.parametrize(("what", "expression", "exact"), CASES, ids=[c[0] for c in CASES])
+def test_backend_encloses_the_exact_value(name: str, what: str, expression: Any, exact: Any) -> None:
+    B = backend(name)
+    with mpmath.workdps(60):
+        value = exact()
+        x = expression(B)
+        assert B.lower(x) <= value <= B.upper(x)
+        assert B.upper(x) - B.lower(x) <= 1e-12 * abs(value) + 1e-300
+
+
+@pytest.mark.parametrize("name", BACKEND_NAMES)
+def test_division_by_an_interval_around_zero_proves_nothing(name: str) -> None:
+    B = backend(name)
+    q = B.point(1.0) / B.interval(-1.0, 1.0)
+    assert B.upper(q) == math.inf or B.lower(q) == -math.inf
+
+
+def test_backend_rejects_unknown_names() -> None:
+    with pytest.raises(ValueError, match="backend must be one of"):
+        backend("float")
+
+
+@pytest.mark.parametrize("name", BACKEND_NAMES)
+def test_mean_value_form_encloses_the_difference(name: str) -> None:
+    """f(x) = x exp(x) / (1 + x): (f(x + h) - f(x)) / h lies in f'(x + [0, 1] h)."""
+    B = backend(name)
+    x, h = 0.7, 1e-3
+    d = dual.Dual(B.point(x) + B.interval(0.0, 1.0) * h, 1)
+    derivative = (d * dual.exp(B, d) / (1 + d)).d
+    with mpmath.workdps(50):
+        def f(t: Any) -> Any:
+            return t * mpmath.exp(t) / (1 + t)
+        quotient = (f(mpmath.mpf(x) + mpmath.mpf(h)) - f(mpmath.mpf(x))) / mpmath.mpf(h)
+    assert B.lower(derivative) <= quotient <= B.upper(derivative)
+
+
+# --- families: their enclosures agree with the statements' own interval evaluation ---------------
+
+FAMILY_KEYS = ["lemma8/d1-T2/as-stated", "lemma8/d1-T3/as-stated", "lemma5/d1-T2/as-stated",
+               "lemma12/d1-T3/as-stated", "lemma13/d1-T4/as-proven", "lemma13/d1-T2/as-stated"]
+
+
+def first_row_ratio(family: Family, instance: dict[str, Any]) -> float:
+    """measured / bound of the first row only (the family's row), by the statement's mpmath code."""
+    import numpy as np
+
+    from sltcheck.statements import load
+
+    module = load(family.statement)
+    bound = float(module.VARIANTS[family.variant](instance, 40))
+    if "X_perturbed" not in instance:  # Lemmas 5, 8: every row is the same
+        return float(module.measured(instance, 40)) / bound
+    from sltcheck.statements.lemma12 import lipschitz
+
+    X, Xp = (np.asarray(instance[k], dtype=np.float64) for k in ("X", "X_perturbed"))
+    mask, weights, rows = np.asarray(instance["mask"]), lipschitz.target(instance), np.asarray([0])
+    with mpmath.workdps(60):
+        a = lipschitz._rows_mha(X, mask, weights, rows, 60)[0, 0]
+        b = lipschitz._rows_mha(Xp, mask, weights, rows, 60)[0, 0]
+        if "fc_layers" in instance:  # one FC layer of weight 1: Blk = 2 (Attn + x)
+            a, b = 2 * (a + mpmath.mpf(X[0, 0])), 2 * (b + mpmath.mpf(Xp[0, 0]))
+        return float(abs(a - b)) / bound
+
+
+@pytest.mark.parametrize("key", FAMILY_KEYS)
+def test_family_point_ratio_matches_the_statement(key: str) -> None:
+    """Two code paths: the family's enclosure at a point vs sltcheck.certified on its instance."""
+    family = families()[key]
+    B = backend(BACKEND_NAMES[0])
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(15):
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(B, family, point)
+        if lower == -math.inf or lower < 1e-3:
+            continue
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        result = certified.evaluate(family.statement, instance, family.variant)
+        (m_lo, m_hi), (b_lo, b_hi) = ends(result["measured"]), ends(result["bound"])
+        ratio = float(m_lo / b_hi)  # the max over every row: at least the family's row
+        assert ratio >= lower * (1 - 1e-5), (point, choice)
+        # the point's enclosure (a mean value over the perturbation's segment) holds the family's row
+        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
+        row = first_row_ratio(family, instance)
+        assert lower * (1 - 1e-9) <= row <= upper * (1 + 1e-9), (point, choice)
+        assert upper <= lower * 1.25  # not blurred: the segment is at most eps_max = 0.1 long
+        # and a box around the point encloses it too
+        box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
+               tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
+        assert evaluate_box(B, family, box).upper >= row * (1 - 1e-9)
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("name", BACKEND_NAMES)
+def test_both_backends_give_close_box_enclosures(name: str) -> None:
+    family = families()["lemma12/d1-T2/as-stated"]
+    box = (tuple(d.low + 0.3 * (d.high - d.low) for d in family.dimensions),
+           tuple(d.low + 0.35 * (d.high - d.low) for d in family.dimensions))
+    result = evaluate_box(backend(name), family, box)
+    reference = evaluate_box(backend("mpmath"), family, box)
+    # balls (midpoint-radius) are a little wider than intervals on a wide box; both hold the midpoint
+    assert result.upper == pytest.approx(reference.upper, rel=0.05)
+    assert min(result.upper, reference.upper) >= max(result.lower, reference.lower)
+
+
+# --- verdicts ------------------------------------------------------------------------------------
+
+
+def test_lemma8_bracket_contains_the_closed_form(tmp_path: Path) -> None:
+    family = families()["lemma8/d1-T2/as-stated"]
+    entry = run(family, tmp_path, rounds=12)
+    assert family.known_supremum is not None
+    assert entry["sup_lower"] <= family.known_supremum <= entry["sup_upper"]
+    assert entry["verdict"] in ("held", "undecided")
+    assert entry["best"]["certified_ratio"][0] <= family.known_supremum
+
+
+def test_lemma13_as_stated_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.harness.serialise import decode_instance
+
+    entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=5.0)
+    assert entry["verdict"] == "counterexample"
+    replay = entry["counterexample"]
+    verdict = evaluate("lemma13", replay["variant"], decode_instance(replay["instance"]), dps=60)
+    assert verdict.violated
+    assert replay["certified_ratio"][0] > 1
+
+
+def test_a_bound_made_too_small_is_never_certified_held(tmp_path: Path) -> None:
+    """The mutant exp(eps/2) - 1 (ratio near 2): the branch-and-bound must find it violated."""
+    [mutant] = lemma8_family.MUTANT_FAMILIES
+    assert mutant.key in families()
+    entry = run(mutant, tmp_path, rounds=40)
+    assert entry["verdict"] == "counterexample"
+    assert entry["counterexample"]["certified_ratio"][0] > 1
+
+
+def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ratio = 0.9 x y over [0, 1]^2: held, supremum 0.9 bracketed to the tolerance."""
+    toy = Family(statement="lemma8", name="toy", variant="as-stated",
+                 dimensions=(Dimension("x", 0.0, 1.0), Dimension("y", 0.0, 1.0)),
+                 enclose=lambda B, v: [(v["x"] * v["y"] * 0.9, B.point(1.0))],
+                 instance=lambda point, choice: {}, description="toy")
+    monkeypatch.setitem(families(), toy.key, toy)
+    entry = run(toy, tmp_path, backend_name="mpmath")
+    assert entry["verdict"] == "held" and entry["finished"]
+    assert 0.9 / 1.01 <= entry["sup_lower"] <= 0.9 <= entry["sup_upper"] <= 0.9 * 1.01
+    assert entry["proven_fraction"] == 1.0
+
+
+# --- resume, determinism, executors --------------------------------------------------------------
+
+
+def _stable(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k not in ("seconds", "boxes_per_second", "progress")}
+
+
+def test_same_rounds_same_result_and_resume_continues(tmp_path: Path) -> None:
+    family = families()["lemma12/d1-T2/as-stated"]
+    once = run(family, tmp_path, "a.sqlite", rounds=4)
+    split = run(family, tmp_path, "b.sqlite", rounds=2)
+    resumed = run(family, tmp_path, "b.sqlite", rounds=4)
+    assert split["rounds"] == 2 and resumed["rounds"] == 4
+    assert _stable(resumed) == _stable(once)
+
+
+def test_another_configuration_in_the_same_directory_is_refused(tmp_path: Path) -> None:
+    family = families()["lemma12/d1-T2/as-stated"]
+    run(family, tmp_path, rounds=1)
+    with pytest.raises(ValueError, match="one configuration per run directory"):
+        run(family, tmp_path, rounds=2, tolerance=0.05)
+
+
+@pytest.mark.slow  # starting worker processes takes a minute on a loaded machine
+@pytest.mark.parametrize("where", ["processes", "dask"])
+def test_parallel_executors_give_the_same_result(tmp_path: Path, where: str) -> None:
+    from sltcheck.executors import DaskExecutor, ProcessExecutor
+
+    if where == "dask":
+        pytest.importorskip("distributed")
+    family = families()["lemma12/d1-T2/as-stated"]
+    alone = run(family, tmp_path, "alone.sqlite", rounds=2)
+    with (ProcessExecutor(2) if where == "processes" else DaskExecutor(local_workers=2)) as executor:
+        pooled = run(family, tmp_path, "pooled.sqlite", rounds=2, executor=executor)
+    assert _stable(pooled) == _stable(alone)
+
+
+# --- selection and the command line --------------------------------------------------------------
+
+
+def test_select_names_what_is_allowed() -> None:
+    assert {f.statement for f in select(["lemma8"])} == {"lemma8"}
+    with pytest.raises(ValueError, match="--only must name statements with families"):
+        select(["lemma99"])
+    with pytest.raises(ValueError, match="--family must be one of"):
+        select(["lemma8"], ["d1-T9"])
+
+
+def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sltcheck.cli import main
+
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"findings": []}))
+    out = tmp_path / "run"
+    assert main(["certify", "--only", "lemma13", "--family", "lemma13/d1-T4/as-stated", "--budget", "5",
+                 "--out", str(out), "--findings", str(findings), "--quiet"]) == 0
+    data = json.loads((out / "certified.json").read_text())
+    assert data["families"][0]["verdict"] == "counterexample"
+    assert json.loads(findings.read_text())["certified_over_family"]["families"][0]["key"] == "lemma13/d1-T4/as-stated"
+    assert main(["check", "--replay", str(out / "counterexamples.json"), "--dps", "50"]) == 0
+    assert "VIOLATED" in capsys.readouterr().out
