@@ -96,7 +96,8 @@ def select(only: Sequence[str] | None = None, family: Sequence[str] | None = Non
         known = {f.statement for f in chosen}
         for name in only:
             if name not in known:
-                raise ValueError(f"--only must name statements with families ({', '.join(sorted(known))}), got {name!r}")
+                raise ValueError(f"--only must name statements with families ({', '.join(sorted(known))}), "
+                                 f"got {name!r}")
         chosen = [f for f in chosen if f.statement in only]
     if family:
         names = {f.name for f in chosen} | {f.key for f in chosen}

@@ -15,7 +15,6 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable
-from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any

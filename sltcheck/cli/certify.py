@@ -52,7 +52,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop each family after N rounds in all (a result that does not depend on speed)")
     parser.add_argument("--out", default="runs/certify", help="run directory (resumed if it exists)")
     parser.add_argument("--backend", choices=("arb", "mpmath"), default=None,
-                        help="enclosures: arb (python-flint, sltcheck[certify]) or mpmath.iv (default: arb if installed)")
+                        help="enclosures: arb (python-flint, sltcheck[certify]) or mpmath.iv "
+                             "(default: arb if installed)")
     parser.add_argument("--tolerance", type=float, default=0.01,
                         help="relative gap of the supremum's bracket at which a family stops (default 0.01)")
     parser.add_argument("--findings", metavar="FILE", help="add the results to this findings.json")

@@ -87,6 +87,22 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{'-' if value is None else f'{value:.4f}'} | {r['evaluations']} | {r['seconds']} |"
             )
         lines.append("")
+    families = (data.get("certified_over_family") or {}).get("families", [])
+    if families:
+        lines.append("Certified over whole families (`sltcheck certify`: interval branch-and-bound; held = every "
+                     "instance of the family proved, with a certified bracket of sup measured / bound):")
+        lines.append("")
+        lines.append("| family | verdict | sup measured / bound | volume proved | known answer | boxes | seconds |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for e in families:
+            proven = "—" if e.get("proven_fraction") is None else f"{e['proven_fraction']:.4f}"
+            known = e.get("expected") or "—"
+            if e.get("known_supremum") is not None:
+                known += f" (sup {e['known_supremum']:.6g})"
+            lines.append(f"| {e['key']} | {e['verdict']} | [{_number(e.get('sup_lower'))}, "
+                         f"{_number(e.get('sup_upper'))}] | {proven} | {known} | {e.get('boxes')} | "
+                         f"{e.get('seconds')} |")
+        lines.append("")
     slack = data.get("slack", [])
     if slack:
         lines.append("How loose each default bound is: bound / supremum of the measured side (a range where the "

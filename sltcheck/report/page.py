@@ -145,6 +145,10 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         "probability": next((f["probability"] for f in inputs["findings"] if f.get("probability")), None),
         # Search power (best found / known supremum): rows of sltcheck.harness.power.table().
         "power": [row for f in inputs["findings"] for row in f.get("power", []) if isinstance(row, dict)],
+        # `sltcheck certify --findings`: verdicts proved over whole families (sltcheck.certify)
+        "certified_over_family": [
+            {k: e.get(k) for k in ("key", "verdict", "sup_lower", "sup_upper", "proven_fraction", "expected")}
+            for f in inputs["findings"] for e in (f.get("certified_over_family") or {}).get("families", [])],
         "synthetic": inputs["synthetic"],
         "lm": inputs["lm"],
     }

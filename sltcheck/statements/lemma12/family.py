@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from sltcheck.certify import INSIDE, OUTSIDE, STRADDLES, Dimension, Family, Ratio
-from sltcheck.numerics import dual
 from sltcheck.numerics.balls import Backend
-from sltcheck.numerics.dual import Dual
+
+Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
 
 ALPHA_HIGH = 2.0
 LOG_EPS_LOW, LOG_EPS_HIGH = -6.0, -1.0
@@ -99,7 +99,7 @@ def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]
     return out
 
 
-def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Callable[[Backend, dict[str, Any]], list[Ratio]]:
+def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enclose:
     """Candidates, one per direction s of :func:`directions`: (the difference / eps, the bound / eps).
 
     On a box, the points of the segments x + [0, 1] eps s are enclosed by alpha u + eps [-1, 1]

@@ -15,7 +15,7 @@ def seeds() -> list[dict[str, Any]]:
     """The pinned counterexample (the worst-case search's finding)."""
     from sltcheck.statements.lemma13 import COUNTEREXAMPLES
 
-    return [decode_instance(data) for data in COUNTEREXAMPLES.values()]  # type: ignore[arg-type]
+    return [decode_instance(data) for data in COUNTEREXAMPLES.values()]
 
 
 FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)}, seeds=seeds,

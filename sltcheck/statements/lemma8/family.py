@@ -29,14 +29,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.numerics.balls import Backend
+
+Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
 
 EPS_LOW, EPS_HIGH = 0.01, 0.5
 SIZES = (2, 3)
@@ -117,7 +119,7 @@ def shift_over_eps(arith: Backend, values: dict[str, Any], T: int, u: Sequence[f
     return total, S
 
 
-def enclosure(T: int, bound_over_eps: Callable[[Backend, Any], Any]) -> Callable[[Backend, dict[str, Any]], list[Ratio]]:
+def enclosure(T: int, bound_over_eps: Callable[[Backend, Any], Any]) -> Enclose:
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         out = []
         b = bound_over_eps(arith, values["eps"])
@@ -177,7 +179,7 @@ FAMILIES = families("lemma8", {"as-stated": (lemma8_over_eps, known_supremum(lam
 # the known-false mutant: the branch-and-bound must answer with a certified counterexample
 MUTANT_FAMILIES = [
     replace(f, expected="counterexample", known_supremum=known_supremum(lambda e: math.expm1(e / 2)))
-    for f in families("lemma8", {"exponent-quartered": (quartered_over_eps, None)})  # type: ignore[dict-item]
+    for f in families("lemma8", {"exponent-quartered": (quartered_over_eps, None)})
     if f.name == "d1-T2"
 ]
 FAMILIES += MUTANT_FAMILIES
