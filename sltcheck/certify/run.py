@@ -140,8 +140,11 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
         children = [(child, item[3] / 2) for item in popped for child in split(family, item[2])]
         results = _evaluate(executor, family.key, backend_name, [c for c, _ in children])
         state.evaluated += len(results)
+        before = state.best_lower
         for result in results:
             _take_lower(state, result)
+        if state.best_lower > before:
+            _snap(family, state, backend_name)
         added = []
         for (box, volume), result in zip(children, results, strict=True):
             if result.state == "outside":
@@ -173,6 +176,28 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
 def _take_lower(state: State, result: BoxResult) -> None:
     if result.lower > state.best_lower:
         state.best_lower, state.best_point, state.best_choice = result.lower, list(result.point), result.choice
+
+
+def _snap(family: Family, state: State, backend_name: str) -> None:
+    """Raise the lower bound where the supremum sits on the family's boundary (midpoints never reach
+    it): move one coordinate of the best point at a time to either end of the family's range, keep
+    what raises the (rigorously evaluated) ratio, until nothing does."""
+    from sltcheck.certify.bnb import point_ratio
+    from sltcheck.numerics.balls import backend
+
+    arith = backend(backend_name)
+    assert state.best_point is not None
+    improved = True
+    while improved:
+        improved = False
+        for axis, dimension in enumerate(family.dimensions):
+            for end in (dimension.low, dimension.high):
+                trial = list(state.best_point)
+                trial[axis] = end
+                lower, choice = point_ratio(arith, family, trial)
+                if lower > state.best_lower:
+                    state.best_lower, state.best_point, state.best_choice = lower, trial, choice
+                    improved = True
 
 
 def _close(state: State, upper: float, volume: float) -> None:
