@@ -22,9 +22,9 @@ them under that variant's name.
 
 Not enclosed:
 
-- the ``tight``/``sharp`` variants of Theorems 9, 11 and 14: they need spectral norms, and an
-  enclosure of the largest singular value (e.g. Rayleigh quotient below, Ostrowski +
-  Gershgorin above) is not implemented;
+- the ``tight``/``sharp`` variants of Theorems 11 and 14 (Theorem 9's are enclosed, through the
+  arb enclosure of the largest singular value, :func:`sltcheck.numerics.intervals.spectral_norm`,
+  where python-flint is installed; wiring the same into the chains of Theorems 11 and 14 is left);
 - for the same reason, Theorem 11/14 bounds on a source FC layer pair that is not
   single-input (Theorem 10's generic delta ||A_2|| ||A_1|| + ||W_l|| is spectral): ``evaluate``
   then returns "undecided" with a ``reason`` and no bound enclosure;

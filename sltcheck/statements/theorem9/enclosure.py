@@ -19,9 +19,13 @@ from sltcheck.numerics.intervals import (
     chain_expm1,
     gap,
     hull_max,
+    intervals,
+    merged,
     merged_errors,
     mha,
+    row_norms,
     scalar,
+    spectral_norm,
     stated_or_proven,
 )
 
@@ -77,4 +81,37 @@ def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
     return bound
 
 
-BOUNDS: dict[str, Callable[[dict[str, Any]], Any]] = {"as-proven": bound("as-proven"), "as-stated": bound("as-stated")}
+def spectral_chain(target: Any, source: Any, token_bound: Any, with_root: bool) -> Any:
+    """``theorem9.chain`` in mode "tight" (``with_root``) or "sharp": per head
+    [sqrt(d1)] a (exp(2 a^2 ||dW_QK||) - 1) ||W_VO|| + [sqrt(d1)] a ||dW_VO||, spectral norms enclosed
+    by :func:`~sltcheck.numerics.intervals.spectral_norm` (arb)."""
+    (t_qk, t_vo), (s_qk, s_vo) = merged(target), merged(source)
+    a = as_interval(token_bound)
+    root = iv.sqrt(iv.mpf(target.d_in)) if with_root else iv.mpf(1)
+    total = iv.mpf(0)
+    for j in range(target.heads):
+        same_qk = np.array_equal(target.W_Q[j], source.W_Q[j]) and np.array_equal(target.W_K[j], source.W_K[j])
+        same_vo = np.array_equal(target.W_V[j], source.W_V[j]) and np.array_equal(target.W_O[j], source.W_O[j])
+        qk = iv.mpf(0) if same_qk else spectral_norm(t_qk[j] - s_qk[j])
+        vo = iv.mpf(0) if same_vo else spectral_norm(t_vo[j] - s_vo[j])
+        total += root * a * chain_expm1(2 * a * a * qk) * spectral_norm(t_vo[j]) + root * a * vo
+    return total
+
+
+def largest_token_norm(instance: dict[str, Any]) -> Any:
+    return hull_max(row_norms(intervals(np.asarray(instance["X"], dtype=np.float64))))
+
+
+def spectral_bound(with_root: bool) -> Callable[[dict[str, Any]], Any]:
+    def bound(instance: dict[str, Any]) -> Any:
+        from sltcheck.statements import theorem9 as t9
+
+        return spectral_chain(t9.target_of(instance), t9.source_of(instance), largest_token_norm(instance), with_root)
+
+    return bound
+
+
+BOUNDS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "as-proven": bound("as-proven"), "as-stated": bound("as-stated"),
+    "tight": spectral_bound(True), "sharp": spectral_bound(False),
+}
