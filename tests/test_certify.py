@@ -260,3 +260,14 @@ def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path, caps
     assert json.loads(findings.read_text())["certified_over_family"]["families"][0]["key"] == "lemma13/d1-T4/as-stated"
     assert main(["check", "--replay", str(out / "counterexamples.json"), "--dps", "50"]) == 0
     assert "VIOLATED" in capsys.readouterr().out
+
+
+def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
+    from sltcheck.report import findings_text
+    from sltcheck.report import page as report
+
+    entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=5.0)
+    data = {"findings": [], "mutants": [], "certified_over_family": {"schema_version": 1, "families": [entry]}}
+    html = report.render(report.build({"findings": [data], "synthetic": [], "lm": []}))
+    assert "certified over family lemma13/d1-T4/as-stated" in html and "counterexample" in html
+    assert "| lemma13/d1-T4/as-stated | counterexample |" in findings_text.render(data)
