@@ -335,7 +335,8 @@ def test_spectral_norm_encloses_the_largest_singular_value(shape):
         assert low <= exact <= high
         assert high - low <= mpmath.mpf(10) ** -14 * exact
     repeated = np.eye(3)  # repeated eigenvalues: arb's multiple=True isolates them anyway
-    assert intervals.ends(intervals.spectral_norm(repeated))[0] <= 1 <= intervals.ends(intervals.spectral_norm(repeated))[1]
+    low, high = intervals.ends(intervals.spectral_norm(repeated))
+    assert low <= 1 <= high
 
 
 def test_undecided_on_an_instance_sitting_on_the_bound():
