@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +272,19 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
     html = report.render(report.build({"findings": [data], "synthetic": [], "lm": []}))
     assert "certified over family lemma13/d1-T4/as-stated" in html and "counterexample" in html
     assert "| lemma13/d1-T4/as-stated | counterexample |" in findings_text.render(data)
+
+
+def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
+    """A findings.json's worst instance inside the family raises the lower bound from the start."""
+    from sltcheck.cli.certify import search_seeds
+    from sltcheck.statements.lemma13 import COUNTEREXAMPLES
+
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"findings": [
+        {"statement": "lemma13", "variant": "as-proven", "instance": COUNTEREXAMPLES["as-stated"]}]}))
+    seeds = search_seeds(findings)
+    assert len(seeds["lemma13"]) == 1
+    bare = replace(families()["lemma13/d1-T4/as-proven"], seeds=None)
+    assert bare.contains is not None and bare.contains(seeds["lemma13"][0])
+    entry = run(bare, tmp_path, rounds=0, seeds=seeds["lemma13"])
+    assert entry["sup_lower"] == pytest.approx(0.5109, abs=1e-3)

@@ -98,9 +98,11 @@ def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box])
 
 def certify_family(family: Family, store: Store, *, backend_name: str, budget: float, tolerance: float,
                    executor: Executor | None = None, report: Callable[[str], None] | None = None,
-                   rounds: int | None = None) -> dict[str, Any]:
+                   rounds: int | None = None, seeds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run (or resume) the branch-and-bound of ``family`` for at most ``budget`` seconds more (and,
-    where ``rounds`` is given, until it has done that many rounds in all: a result independent of speed)."""
+    where ``rounds`` is given, until it has done that many rounds in all: a result independent of speed).
+    ``seeds``: instances of the statement (e.g. the worst ones a search found) that raise the lower
+    bound where they lie in the family, besides the family's own seeds."""
     from sltcheck import certified
 
     executor = executor or InProcessExecutor()
@@ -113,7 +115,7 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
         first = _evaluate(executor, family.key, backend_name, [root(family)])[0]
         state.evaluated = 1
         _take_lower(state, first)
-        _seed(family, state, backend_name)
+        _seed(family, state, seeds or [])
         if first.state == "outside":
             state.outside_volume = 1.0
         else:
@@ -214,11 +216,11 @@ def _upper(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
     return max([state.closed_upper] + [-u for u, _, _, _ in heap])
 
 
-def _seed(family: Family, state: State, backend_name: str) -> None:
+def _seed(family: Family, state: State, extra: list[dict[str, Any]]) -> None:
     """Raise the lower bound with the seeds (search results, pinned counterexamples) in the family."""
     from sltcheck import certified
 
-    for instance in family.seeds() if family.seeds else []:
+    for instance in [*(family.seeds() if family.seeds else []), *extra]:
         if family.contains is not None and family.contains(instance):
             ratio = _certified_ratio(certified, family, instance)
             if ratio["lower"] > state.best_lower:

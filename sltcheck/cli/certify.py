@@ -2,7 +2,7 @@
 
     sltcheck certify [--only NAME ...] [--family NAME ...] [--budget SECONDS] [--rounds N] [--out DIR]
                      [--backend arb|mpmath] [--tolerance T] [--workers N] [--cluster local | --scheduler ADDR]
-                     [--findings FILE] [--list]
+                     [--findings FILE] [--seeds FILE] [--list]
 
 Runs the interval branch-and-bound (:mod:`sltcheck.certify`) on each selected family for at most
 ``--budget`` seconds (each), resuming what ``DIR/boxes.sqlite`` holds; writes ``DIR/certified.json``
@@ -57,6 +57,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tolerance", type=float, default=0.01,
                         help="relative gap of the supremum's bracket at which a family stops (default 0.01)")
     parser.add_argument("--findings", metavar="FILE", help="add the results to this findings.json")
+    parser.add_argument("--seeds", metavar="FILE",
+                        help="a findings.json of sltcheck check: its worst instances seed the lower bounds")
     parser.add_argument("--list", action="store_true", help="list the families and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     where = parser.add_argument_group("where the boxes are enclosed")
@@ -93,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         for family in chosen:
             print(f"{family.key:<28} {family.expected or '-':<15} {family.description}")
         return 0
+    seeds = search_seeds(Path(args.seeds)) if args.seeds else {}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     entries: list[dict[str, Any]] = []
@@ -105,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
             for family in chosen:
                 try:
                     entries.append(certify_family(family, store, backend_name=arith.name, budget=args.budget,
+                                                  seeds=seeds.get(family.statement, []),
                                                   tolerance=args.tolerance, executor=executor, report=report,
                                                   rounds=args.rounds))
                 except ValueError as error:
@@ -123,6 +127,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nwrote {out / 'certified.json'}" + (f" and {out / 'counterexamples.json'} (sltcheck check --replay)"
                                                  if data["counterexamples"] else ""))
     return 0
+
+
+def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Statement -> the instances a findings.json records (each variant's worst, mutants' counterexamples)."""
+    from sltcheck.harness.serialise import decode_instance
+
+    if not path.is_file():
+        raise SystemExit(f"--seeds must name a findings.json of sltcheck check, got {str(path)!r}")
+    data = json.loads(path.read_text())
+    found: dict[str, list[dict[str, Any]]] = {}
+    for entry in data.get("findings", []):
+        if entry.get("instance"):
+            found.setdefault(entry["statement"], []).append(decode_instance(entry["instance"]))
+    for mutant in data.get("mutants", []):
+        if mutant.get("counterexample"):
+            found.setdefault(mutant["statement"], []).append(decode_instance(mutant["counterexample"]))
+    return found
 
 
 def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
