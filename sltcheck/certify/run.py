@@ -208,8 +208,9 @@ def _close(state: State, upper: float, volume: float) -> None:
 
 
 def _proven(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
-    """The fraction of the family's volume proved: closed, outside, or open with upper <= 1."""
-    return min(1.0, state.closed_volume + state.outside_volume + sum(v for u, _, _, v in heap if -u <= 1.0))
+    """The fraction of the family's volume proved (closed, outside, or open with upper <= 1): 1 less
+    the open boxes above 1 (summed exactly: a sum of the proved parts would drift in the last bits)."""
+    return max(0.0, 1.0 - math.fsum(v for u, _, _, v in heap if -u > 1.0))
 
 
 def _upper(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
