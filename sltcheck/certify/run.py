@@ -278,7 +278,8 @@ def summary(family: Family, state: State, heap: list[tuple[float, int, Box, floa
                 "certified_outcome": None}
         if instance:  # an empty instance: a family with no statement instance (a test's toy)
             check = _certified_ratio(certified, family, instance)
-            best.update(instance=encode_instance(instance), certified_ratio=[check["lower"], check["upper"]],
+            best.update(instance=encode_instance(instance),
+                        certified_ratio=[v if math.isfinite(v) else None for v in (check["lower"], check["upper"])],
                         certified_outcome=check["outcome"])
     finite = (lambda x: x if math.isfinite(x) else None)  # noqa: E731  strict JSON: no inf
     return {
