@@ -248,19 +248,20 @@ def test_select_names_what_is_allowed() -> None:
         select(["lemma8"], ["d1-T9"])
 
 
-def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path) -> None:
     from sltcheck.cli import main
+    from sltcheck.cli.certify import replay_file
 
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps({"findings": []}))
+    findings.write_text(json.dumps(replay_file([])))  # a findings.json with nothing in it
     out = tmp_path / "run"
     assert main(["certify", "--only", "lemma13", "--family", "lemma13/d1-T4/as-stated", "--budget", "5",
                  "--out", str(out), "--findings", str(findings), "--quiet"]) == 0
     data = json.loads((out / "certified.json").read_text())
     assert data["families"][0]["verdict"] == "counterexample"
     assert json.loads(findings.read_text())["certified_over_family"]["families"][0]["key"] == "lemma13/d1-T4/as-stated"
-    assert main(["check", "--replay", str(out / "counterexamples.json"), "--dps", "50"]) == 0
-    assert "VIOLATED" in capsys.readouterr().out
+    # replay re-decides the instance at 50 digits: violated, hence exit status 1
+    assert main(["check", "--replay", str(out / "counterexamples.json"), "--dps", "50"]) == 1
 
 
 def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
@@ -276,12 +277,12 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
 
 def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
     """A findings.json's worst instance inside the family raises the lower bound from the start."""
-    from sltcheck.cli.certify import search_seeds
+    from sltcheck.cli.certify import replay_file, search_seeds
     from sltcheck.statements.lemma13 import COUNTEREXAMPLES
 
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps({"findings": [
-        {"statement": "lemma13", "variant": "as-proven", "instance": COUNTEREXAMPLES["as-stated"]}]}))
+    findings.write_text(json.dumps(replay_file([{"statement": "lemma13", "variant": "as-proven", "family": "-",
+                                                 "certified_ratio": [0.5], "instance": COUNTEREXAMPLES["as-stated"]}])))
     seeds = search_seeds(findings)
     assert len(seeds["lemma13"]) == 1
     bare = replace(families()["lemma13/d1-T4/as-proven"], seeds=None)

@@ -14,9 +14,6 @@ results to a findings.json of ``sltcheck check`` under the key ``certified_over_
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +68,31 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def write_json(path: Path, data: Any) -> None:
     """Strict JSON (no NaN), written atomically (a temporary file renamed over the target)."""
-    text = json.dumps(data, indent=1, allow_nan=False)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(handle, "w") as out:
-        out.write(text + "\n")
-    os.replace(temporary, path)
+    from sltcheck.jsonfiles import write_json_atomic
+
+    write_json_atomic(path, data)
+
+
+def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads."""
+    from sltcheck.records import FindingRecord, FindingsFile
+    from sltcheck.schema import SCHEMA_VERSION
+
+    findings: list[FindingRecord] = [
+        {"statement": c["statement"], "variant": c["variant"], "default": False, "examples": 0,
+         "worst_ratio": c["certified_ratio"][0], "violated": True, "violations": 1, "undecided": 0,
+         "verdict": None, "instance": c["instance"], "seed": None, "examples_per_second": None, "seconds": 0.0,
+         "failure": f"certified counterexample of the family {c['family']} (sltcheck certify)",
+         "search": None, "ratios": [], "filtered": 0, "certified": True, "certified_outcome": "violated",
+         "interval": {"certified_ratio": c["certified_ratio"]}}
+        for c in counterexamples]
+    data: FindingsFile = {
+        "schema_version": SCHEMA_VERSION, "profile": "certify", "seed": 0,
+        "run": {"profile": "certify", "seed": 0, "only": sorted({c["statement"] for c in counterexamples}),
+                "no_search": True, "no_mutants": True, "power": False},
+        "fingerprint": "", "complete": True, "planned": [], "done": [], "findings": findings, "mutants": [],
+        "slack": [], "power": []}
+    return dict(data)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,8 +135,11 @@ def run(args: argparse.Namespace) -> int:
             store.close()
     data = _write(out, entries, arith.name)
     if args.findings:
+        from sltcheck.records import FindingsFile
+        from sltcheck.schema import load as load_file
+
         path = Path(args.findings)
-        findings = json.loads(path.read_text())
+        findings = dict(load_file(path, FindingsFile, "--findings"))
         findings[KEY] = {"schema_version": SCHEMA_VERSION, "backend": arith.name, "families": entries}
         write_json(path, findings)
         print(f"added {KEY} to {path}")
@@ -132,17 +152,21 @@ def run(args: argparse.Namespace) -> int:
 def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
     """Statement -> the instances a findings.json records (each variant's worst, mutants' counterexamples)."""
     from sltcheck.harness.serialise import decode_instance
+    from sltcheck.records import FindingsFile
+    from sltcheck.schema import load as load_file
 
     if not path.is_file():
         raise SystemExit(f"--seeds must name a findings.json of sltcheck check, got {str(path)!r}")
-    data = json.loads(path.read_text())
+    data = load_file(path, FindingsFile, "--seeds")
     found: dict[str, list[dict[str, Any]]] = {}
-    for entry in data.get("findings", []):
-        if entry.get("instance"):
-            found.setdefault(entry["statement"], []).append(decode_instance(entry["instance"]))
-    for mutant in data.get("mutants", []):
-        if mutant.get("counterexample"):
-            found.setdefault(mutant["statement"], []).append(decode_instance(mutant["counterexample"]))
+    for entry in data["findings"]:
+        instance = entry["instance"]
+        if instance:
+            found.setdefault(entry["statement"], []).append(decode_instance(instance))
+    for mutant in data["mutants"]:
+        counterexample = mutant["counterexample"]
+        if counterexample:
+            found.setdefault(mutant["statement"], []).append(decode_instance(counterexample))
     return found
 
 
@@ -153,7 +177,7 @@ def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[
     data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": entries,
             "counterexamples": len(counterexamples)}
     write_json(out / "certified.json", data)
-    write_json(out / "counterexamples.json", counterexamples)
+    write_json(out / "counterexamples.json", replay_file(counterexamples))
     return data
 
 
