@@ -142,6 +142,24 @@ def test_report_is_self_contained_and_never_overwritten(tmp_path):
     assert html.count("<svg") >= 3
 
 
+def test_a_sweep_whose_fits_have_no_interval_renders(tmp_path):
+    """Figure 5's quick preset has two widths per length: two points fit two parameters with no
+    degree of freedom left, so the 95% intervals are not identifiable (stored as null) and said so."""
+    from sltcheck.repro import synthetic
+    from sltcheck.schema import json_safe
+
+    config = synthetic.preset_config("fig5", "quick", "theory")
+    assert len(config.widths) == 2
+    records = [{"blocks": 1, "length": length, "width": width, "error": 0.5 * 2.0 ** -width, "ratio": 0.01,
+                "bound": 1.0, "violated": False, "undecided": False}
+               for length in config.lengths for width in config.widths for _ in range(2)]
+    summary = json.loads(json.dumps(json_safe(synthetic.summarise(config, records, {}))))
+    assert summary["fits"]["T=4"]["gamma_interval"] is None
+    inputs = {"findings": [], "synthetic": [{**summary, "_source": "fig5/summary.json"}], "lm": []}
+    text = unescape(re.sub(r"<[^>]+>", " ", report.render(report.build(inputs))))
+    assert "interval not identifiable (2 points)" in text
+
+
 def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match="neither a run directory nor a results file"):
         report.load_inputs([str(tmp_path / "missing")])
