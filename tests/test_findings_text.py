@@ -36,12 +36,25 @@ def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Pat
 
 def test_a_violation_leads_with_its_replay_command() -> None:
     data = {"profile": "ci", "seed": 0, "findings": [
+        {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": 0.5, "examples": 50},
         {"statement": "lemma13", "variant": "as-stated", "violated": True, "worst_ratio": 1.02,
          "verdict": {"measured": "6.5e-5", "bound": "6.4e-5", "dps": 40}, "search": {"certified": "violated"}},
+    ], "mutants": [{"statement": "lemma8", "mutant": "halved", "refuted": True}]}
+    text = findings_text.render(data)
+    assert text.index("lemma13 `as-stated` is violated") < text.index("| lemma8 | as-stated |") < text.index("Mutants")
+    assert "Replay: `sltcheck check --replay findings.json --only lemma13`" in text
+    assert "interval arithmetic: violated" in text
+
+
+def test_a_ratio_stored_as_a_string_is_shown_as_stored() -> None:
+    """A zero bound gives the ratio "inf" (or "nan"): strict JSON stores the string, not a float."""
+    data = {"profile": "ci", "seed": 0, "findings": [
+        {"statement": "lemma13", "variant": "as-stated", "violated": True, "worst_ratio": "inf",
+         "verdict": {"measured": "1e-9", "bound": "0", "dps": 40}},
+        {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": "nan", "examples": 50},
     ]}
     text = findings_text.render(data)
-    assert text.index("lemma13 `as-stated` is violated") < text.index("Mutants") if "Mutants" in text else True
-    assert "sltcheck check --replay" in text and "interval arithmetic: violated" in text
+    assert "(ratio inf, decided at 40 digits" in text and "| lemma8 | as-stated | nan | 50 |" in text
 
 
 def test_a_readme_without_markers_is_a_clear_error(tmp_path: Path) -> None:

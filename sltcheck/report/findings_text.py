@@ -43,7 +43,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
             certified = f.get("certified_outcome") or search.get("certified")
             lines.append(
                 f"- **{f['statement']} `{f['variant']}` is violated:** measured {verdict.get('measured')} > bound "
-                f"{verdict.get('bound')} (ratio {f['worst_ratio']:.6g}, decided at {verdict.get('dps')} digits"
+                f"{verdict.get('bound')} (ratio {_number(f['worst_ratio'], '.6g')}, decided at {verdict.get('dps')} digits"
                 + (f"; interval arithmetic: {certified}" if certified else "")
                 + (f"; shape {_fixed(search['shape'])}" if search.get("shape") else "")
                 + f"). Replay: `sltcheck check --replay {source} --only {f['statement']}`."
@@ -63,7 +63,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
             search = f.get("search") or {}
             lines.append(
                 f"| {f['statement']} | {f['variant']}{' *' if f.get('default') else ''} | "
-                f"{'-' if ratio is None else f'{ratio:.6g}'} | {f.get('examples')} | {search.get('evaluations', '-')} |"
+                f"{_number(ratio, '.6g', '-')} | {f.get('examples')} | {search.get('evaluations', '-')} |"
             )
         lines.append("")
     mutants = data.get("mutants", [])
@@ -136,8 +136,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _number(value: object) -> str:
-    return "—" if value is None else f"{value:.3g}"
+def _number(value: object, spec: str = ".3g", none: str = "—") -> str:
+    """A stored number: a float formatted by ``spec``, ``none`` for none, and the strings strict JSON
+    stores for a ratio with a zero bound ("inf", "nan") as they are."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return format(value, spec)
+    return none if value is None else str(value)
 
 
 def rewrite(readme: Path, text: str) -> None:
