@@ -29,7 +29,8 @@ TIMEOUT = 900  # seconds, for a loaded 2-core machine
 def _sltcheck(*args: str) -> subprocess.CompletedProcess[str]:
     """The console script installed beside this interpreter (what a user runs)."""
     script = Path(sys.executable).with_name("sltcheck")
-    command = [str(script)] if script.exists() else [sys.executable, "-c", "from sltcheck.cli import main; main()"]
+    # Without the script, ``python -m sltcheck.cli`` (which exits with main's status; ``-c "main()"`` exits 0).
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "sltcheck.cli"]
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=TIMEOUT)
 
 
