@@ -59,3 +59,24 @@ def test_a_tasks_ticks_stop_at_its_share_and_its_end_fills_it():
     assert progress._bar.n == 11
     progress.close()
     assert progress._bar.n == 15
+
+
+def test_a_surviving_mutant_is_exit_status_1_with_its_name(tmp_path, capfd, monkeypatch):
+    """A check whose mutant survives checks nothing: the run says so and exits 1 (issue 18, item 4)."""
+    from sltcheck.harness import mutants
+
+    monkeypatch.setattr(mutants, "refute", lambda statement, mutant, **_: mutants.Refutation(
+        statement, mutant.name, False, None, None, "no counterexample found"))
+    assert main(["check", "--only", "lemma8", "--profile", "ci", "--no-search", "--out", str(tmp_path), "-q"]) == 1
+    out, _ = capfd.readouterr()
+    assert "needs attention (exit status 1): mutant lemma8:" in out and "survived" in out
+
+
+def test_a_violated_variant_is_exit_status_1(findings):
+    from sltcheck.cli.check import _status
+    from sltcheck.jsonfiles import read_json
+
+    state = read_json(findings)
+    assert _status(state) == 0
+    state["findings"][0]["violated"] = True
+    assert _status(state) == 1

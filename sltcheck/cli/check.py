@@ -203,6 +203,17 @@ def run(args: argparse.Namespace) -> int:
         LOG.info("%s\n", probability.format_tables(state["probability"]))
     LOG.info("%s", _table(state["findings"], state["mutants"]))
     LOG.info("\nwrote %s", out / "findings.json")
+    return _status(state)
+
+
+def _status(state: FindingsFile) -> int:
+    """1 when a result needs attention (a violated variant, a mutant that survived), with a warning
+    naming each; 0 otherwise (as ``--replay`` decides for the same findings)."""
+    attention = [f"{f['statement']} [{f['variant']}] violated" for f in state["findings"] if f["violated"]]
+    attention += [f"mutant {m['statement']}:{m['mutant']} survived" for m in state["mutants"] if not m["refuted"]]
+    if attention:
+        LOG.warning("needs attention (exit status 1): %s", "; ".join(attention))
+        return 1
     return 0
 
 
