@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -275,11 +274,6 @@ def _refute(name: str, mutant: Any, args: argparse.Namespace) -> MutantRecord:
         "message": result.message,
         "seconds": round(time.perf_counter() - start, 3),
     }
-
-
-def _replay_command(findings: Path, statement: str) -> str:
-    """The one command that re-decides ``statement``'s recorded instances in ``findings``."""
-    return f"sltcheck check --replay {shlex.quote(str(findings))} --only {shlex.quote(statement)}"
 
 
 def _shown(ratio: object) -> str:

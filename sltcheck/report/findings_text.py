@@ -43,7 +43,8 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
             certified = f.get("certified_outcome") or search.get("certified")
             lines.append(
                 f"- **{f['statement']} `{f['variant']}` is violated:** measured {verdict.get('measured')} > bound "
-                f"{verdict.get('bound')} (ratio {_number(f['worst_ratio'], '.6g')}, decided at {verdict.get('dps')} digits"
+                f"{verdict.get('bound')} (ratio {_number(f['worst_ratio'], '.6g')}, "
+                f"decided at {verdict.get('dps')} digits"
                 + (f"; interval arithmetic: {certified}" if certified else "")
                 + (f"; shape {_fixed(search['shape'])}" if search.get("shape") else "")
                 + f"). Replay: `sltcheck check --replay {source} --only {f['statement']}`."
