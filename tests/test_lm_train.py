@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
+from sltcheck.errors import StoredResultError
+from sltcheck.jsonfiles import read_json
 from sltcheck.lm.data import LMData, load_wikitext, synthetic_text
 from sltcheck.lm.model import ModelConfig
-from sltcheck.lm.sweeps import SweepConfig, combine_sizes, fig7_points, fig7_size_points, fig8_points, run_sweep
+from sltcheck.lm.sweeps import (
+    SweepConfig,
+    combine_sizes,
+    fig7_points,
+    fig7_size_points,
+    fig8_points,
+    run_sweep,
+    summarize,
+    write_json,
+)
 from sltcheck.lm.train import RunSpec, TrainConfig, lr_factor, train_run
 
 BLOCK = 32
@@ -128,8 +140,21 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     partial = run_sweep(replace(sweep, seeds=(0, 1, 2)), data, tmp_path, progress=False, collect_only=True)
     assert not partial["complete"] and len(partial["runs"]) == 4
     assert sorted(partial["missing"]) == sorted(p.run_id(2) for p in points)
-    with pytest.raises(ValueError, match="different settings"):
+    with pytest.raises(StoredResultError, match="different settings"):  # one line from the CLI, not a traceback
         run_sweep(replace(sweep, train=replace(train, lr=0.5)), data, tmp_path, progress=False)
+
+
+def test_a_diverged_run_is_stored_as_strict_json_and_summarised_again(tmp_path: Path) -> None:
+    """Training that diverges leaves best_val_loss = inf (min over NaN losses) and a NaN final loss:
+    results.json stays strict JSON (what the report reads) and a resumed sweep summarises it again."""
+    runs = [{"mode": "edge-popup", "scale": 1.0, "keep_fraction": 0.3, "seed": seed, "best_val_loss": best,
+             "final_val_loss": final, "nonzero_params": 10} for seed, best, final in ((0, math.inf, math.nan),
+                                                                                     (1, 5.0, 5.5))]
+    write_json(tmp_path / "results.json", {"runs": runs, "summary": summarize(runs)})
+    stored = read_json(tmp_path / "results.json")  # strict: Infinity or NaN would be refused here
+    assert stored["runs"][0]["best_val_loss"] == "inf" and stored["runs"][0]["final_val_loss"] == "nan"
+    (row,) = summarize(stored["runs"])
+    assert row["best_val_loss_mean"] == math.inf and math.isnan(row["final_val_loss_mean"])
 
 
 def test_fig7_points_include_both_scales_and_dense() -> None:

@@ -8,8 +8,6 @@ the top-k masks from the scores. The device is CUDA when available.
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -110,8 +108,10 @@ def format_bench(result: dict) -> str:
 
 
 def write_json(path: str | Path, document: dict) -> None:
+    """Strict JSON, written atomically (non-finite timings as "inf"/"nan")."""
+    from sltcheck.jsonfiles import write_json_atomic
+    from sltcheck.schema import json_safe
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(document, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, json_safe(document), indent=2)

@@ -20,13 +20,15 @@ checkpoint (``OUT/runs/<run_id>/checkpoint.pt``).
 from __future__ import annotations
 
 import json
-import os
+import math
 import platform
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sltcheck.errors import StoredResultError
+from sltcheck.jsonfiles import read_json
 from sltcheck.lm.data import LMData, load_wikitext
 from sltcheck.lm.edgepopup import check_keep_fraction
 from sltcheck.lm.model import ModelConfig, get_preset, theory_scale
@@ -169,8 +171,12 @@ def versions() -> dict[str, str]:
 
 
 def _mean_std(values: list[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for one value; NaN where a diverged run's
+    loss is not finite: ``statistics.stdev`` raises on an infinity)."""
     mean = statistics.fmean(values)
-    return mean, (statistics.stdev(values) if len(values) >= 2 else None)
+    if len(values) < 2:
+        return mean, None
+    return mean, (statistics.stdev(values) if all(math.isfinite(v) for v in values) else math.nan)
 
 
 def summarize(runs: list[dict]) -> list[dict]:
@@ -180,8 +186,9 @@ def summarize(runs: list[dict]) -> list[dict]:
         groups.setdefault((run["mode"], run["scale"], run["keep_fraction"]), []).append(run)
     summary = []
     for (mode, scale, keep), members in sorted(groups.items(), key=lambda kv: kv[0]):
-        best_mean, best_std = _mean_std([r["best_val_loss"] for r in members])
-        final_mean, final_std = _mean_std([r["final_val_loss"] for r in members])
+        # float(): a stored diverged run reads back as "inf"/"nan" (strict JSON)
+        best_mean, best_std = _mean_std([float(r["best_val_loss"]) for r in members])
+        final_mean, final_std = _mean_std([float(r["final_val_loss"]) for r in members])
         summary.append({
             "mode": mode,
             "scale": scale,
@@ -243,10 +250,12 @@ def write_json(path: Path, document: dict) -> None:
 
 
 def _write_json(path: Path, document: dict) -> None:
+    """Strict JSON: a diverged run's losses (inf, NaN) are stored as "inf"/"nan", never Infinity/NaN."""
+    from sltcheck.jsonfiles import write_json_atomic
+    from sltcheck.schema import json_safe
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, json_safe(document), indent=2)
 
 
 @dataclass(frozen=True)
@@ -326,9 +335,9 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
     for run_id, spec in bar:
         result_path = runs_dir / f"{run_id}.json"
         if result_path.is_file():
-            stored = json.loads(result_path.read_text())
+            stored = read_json(result_path, "run result")
             if stored.get("spec") != json.loads(json.dumps(spec.to_dict())):
-                raise ValueError(
+                raise StoredResultError(
                     f"out {str(out)!r} holds run {run_id} with different settings; "
                     "pass another --out to run these settings"
                 )
