@@ -34,8 +34,8 @@ from sltcheck.lm.edgepopup import check_keep_fraction
 from sltcheck.lm.model import ModelConfig, get_preset, theory_scale
 from sltcheck.lm.train import RunSpec, TrainConfig, check_spec, train_run
 from sltcheck.numerics.validation import check_choice
+from sltcheck.schema import SCHEMA_VERSION  # the version sltcheck report checks results.json against
 
-SCHEMA_VERSION = 1
 FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 5.0)
 FIG7_KEEP_FRACTIONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7)
 FIG7_KEEP_FRACTION = 0.30  # k = 30 % kept (Section 4.3, Appendix B.2)
