@@ -51,7 +51,10 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
 
 def _number(value: object, digits: int = 3) -> str:
     if isinstance(value, str):  # a number beyond float64, written as its decimal string
-        return value
+        import mpmath
+
+        exponent = mpmath.log10(mpmath.mpf(value))
+        return value if exponent < 1e6 else f"10^({float(exponent):.3g})"
     return "—" if not isinstance(value, (int, float)) or not math.isfinite(value) else f"{value:.{digits}g}"
 
 
