@@ -114,7 +114,7 @@ class PointRecord(TypedDict):
     mean: float
     std: float
     max_ratio: float | str
-    mean_bound: float
+    mean_bound: float | str  # a decimal string where float64 cannot hold it (Theorem 14 reaches 1e400+)
 
 
 class SummaryFile(TypedDict):
