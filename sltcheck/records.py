@@ -5,8 +5,8 @@ them with :func:`sltcheck.schema.load`. Ratios are numbers, or the strings
 "inf"/"nan" where a bound is zero (strict JSON has no infinity).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: with postponed annotations Python 3.11's TypedDict
+# cannot see ``NotRequired`` and makes every key required (files without 'certified' were refused).
 from typing import Any, NotRequired, TypedDict
 
 Ratio = float | str | None  # a number; "inf"/"nan" only where the bound is 0

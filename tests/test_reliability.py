@@ -531,3 +531,17 @@ def test_repro_killed_at_a_random_point_resumes_to_the_same_results(tmp_path: Pa
 
     assert rows(killed) == rows(whole)
     assert without_timing(read_json(killed / "summary.json")) == without_timing(read_json(whole / "summary.json"))
+
+
+def test_optional_keys_of_a_finding_may_be_absent(quick_findings: Path) -> None:
+    """A statement that interval arithmetic does not cover has no 'certified' keys: its findings.json
+    is valid (under postponed annotations Python 3.11's TypedDict made every NotRequired key required,
+    and sltcheck report refused the quick start's own findings)."""
+    from sltcheck.records import FindingRecord
+
+    assert {"filtered", "certified", "certified_outcome", "interval"} <= FindingRecord.__optional_keys__
+    entry = read_json(quick_findings)["findings"][0]
+    bare = {k: v for k, v in entry.items() if k not in FindingRecord.__optional_keys__}
+    assert validate(bare, FindingRecord, "finding") == bare
+    with pytest.raises(StoredResultError, match="lacks the required key 'statement'"):
+        validate({k: v for k, v in bare.items() if k != "statement"}, FindingRecord, "finding")
