@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import optimize, stats
 
 PAPER_FIT = {"gamma": 0.8, "delta": 0.06}
 WORKSHOP_FIT = {"gamma": 0.77, "delta": 0.055}
@@ -37,6 +36,7 @@ class DecayFit:
 def _interval(value: float, variance: float, dof: int, level: float = 0.95) -> tuple[float, float] | None:
     if dof <= 0 or not np.isfinite(variance):
         return None
+    from scipy import stats  # here: the report imports interval_text, and --help must not load scipy
     half = stats.t.ppf(0.5 + level / 2, dof) * float(np.sqrt(max(variance, 0.0)))
     return (value - half, value + half)
 
@@ -56,6 +56,8 @@ def fit_decay(n: np.ndarray, eps: np.ndarray, delta: float | None = None) -> Dec
     """Least-squares fit of eps = gamma exp(-delta n) on the linear scale (scipy's
     curve_fit, started from a log-linear fit); with ``delta`` given, only gamma is fitted.
     Intervals are 95% Student-t intervals from the covariance."""
+    from scipy import optimize
+
     n, eps = np.asarray(n, dtype=float), np.asarray(eps, dtype=float)
     if n.shape != eps.shape or n.ndim != 1 or n.size < (1 if delta is not None else 2):
         raise ValueError(f"n and eps must be 1-d of equal length >= 2, got {n.shape} and {eps.shape}")
