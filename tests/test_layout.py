@@ -48,3 +48,9 @@ def test_help_imports_no_command_dependencies():
             "print(sorted(m for m in ('torch', 'scipy', 'hypothesis') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_importing_the_solvers_compiles_nothing():
+    code = "import sys; import sltcheck.pruning.subset_sum; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -26,21 +26,21 @@ import sys
 import time
 import tracemalloc
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sltcheck.pruning.subset_sum import (
+# The parser needs only the solvers' names; the solvers (numba, mpmath, scipy) are imported when run.
+from sltcheck.pruning.solver_names import (
     BRUTE_MAX_CANDIDATES,
     CERTIFICATES,
+    MIP_SOLVERS,
     MITM_MAX_CANDIDATES,
     SOLVERS,
-    MIPOptions,
-    available_solvers,
-    solve_subset_sum,
 )
 
-MIP_SOLVERS = ("gurobi", "highs", "cvxpy")
+if TYPE_CHECKING:
+    from sltcheck.pruning.subset_sum import MIPOptions
 MAX_SIZE = 10_000  # candidates n' per problem (Lemma 7 needs tens; the MIP solvers slow down far earlier)
 
 
@@ -61,6 +61,8 @@ def _limit(name: str, size: int) -> str | None:
 
 
 def _peak_memory_mb(targets: np.ndarray, candidates: np.ndarray, name: str, options: MIPOptions | None) -> float:
+    from sltcheck.pruning.subset_sum import solve_subset_sum
+
     tracemalloc.start()
     try:
         solve_subset_sum(targets[:1], candidates[:1], name, options=options)
@@ -71,6 +73,8 @@ def _peak_memory_mb(targets: np.ndarray, candidates: np.ndarray, name: str, opti
 
 def _warm_up() -> None:
     """Compile the kernels (numba) before anything is timed."""
+    from sltcheck.pruning.subset_sum import solve_subset_sum
+
     rng = np.random.default_rng(0)
     for size in (8, 30, 70):
         solve_subset_sum(rng.uniform(-1, 1, 1), rng.uniform(-1, 1, (1, size)), "fast")
@@ -80,6 +84,8 @@ def benchmark_solvers(
     sizes: list[int], problems: int, seed: int, solvers: list[str], time_limit: float,
     memory: bool = True,
 ) -> dict[str, Any]:
+    from sltcheck.pruning.subset_sum import MIPOptions, available_solvers, solve_subset_sum
+
     reasons = available_solvers()
     skipped = {name: reasons[name] for name in solvers if reasons[name] is not None}
     for name, reason in skipped.items():

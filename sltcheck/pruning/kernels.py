@@ -6,11 +6,13 @@ two-pointer walk); without numba it is numpy's binary search, several times
 slower at n' = 32 and bit-for-bit the same (both pick the first value >= the
 query and the one before it). ``pair_sums``: every first[i] + second[j] for j in start[i] .. start[i] + counts[i],
 with its bit code, in that order (one pass instead of numpy's gathers).
-``COMPILED`` says which one runs.
+``compiled()`` says which one runs. numba is imported and the kernels compiled on first use
+(importing numba alone costs about 250 ms), so importing the solvers stays cheap.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -76,4 +78,18 @@ def _compile() -> tuple[Callable[..., np.ndarray], Callable[..., tuple[np.ndarra
         return numba.njit(nogil=True)(_nearest_merge), numba.njit(nogil=True)(_pair_sums_loop), True
 
 
-nearest_distances, pair_sums, COMPILED = _compile()
+_kernels = functools.cache(_compile)
+
+
+def nearest_distances(sorted_values: np.ndarray, sorted_queries: np.ndarray) -> np.ndarray:
+    return _kernels()[0](sorted_values, sorted_queries)
+
+
+def pair_sums(first: np.ndarray, first_codes: np.ndarray, second: np.ndarray, second_codes: np.ndarray,
+              start: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return _kernels()[1](first, first_codes, second, second_codes, start, counts)
+
+
+def compiled() -> bool:
+    """Whether the numba kernels run (compiling them if that has not happened yet)."""
+    return _kernels()[2]

@@ -63,10 +63,15 @@ import numpy as np
 
 from sltcheck.numerics.validation import check_array, check_choice, check_dps, check_positive
 from sltcheck.pruning import sliced_search
+from sltcheck.pruning.solver_names import (  # noqa: F401 (re-exported: the solvers' names live in a light module)
+    BRUTE_MAX_CANDIDATES,
+    CERTIFICATES,
+    EXACT_SOLVERS,
+    MITM_MAX_CANDIDATES,
+    SLICED_SOLVERS,
+    SOLVERS,
+)
 
-SOLVERS: tuple[str, ...] = ("mitm", "exact", "fast", "gurobi", "highs", "cvxpy", "greedy", "brute")
-EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute", "exact", "fast")  # their certificates are exact
-SLICED_SOLVERS: tuple[str, ...] = ("exact", "fast")
 EXACT_PROVE_MAX = 40  # "exact" runs every search to the end (proves optimality) up to this n'
 EXACT_FREE_MAX = 56  # beyond this n', "exact" searches the largest 56 candidates down to the floor
 FAST_FREE_MAX = 44
@@ -75,11 +80,6 @@ FAST_FREE_MAX = 44
 FAST_TOLERANCE = 1e-10
 BATCH_ENUMERATION_MAX = 12  # up to this n', "exact" and "fast" enumerate all problems at once
 BATCH_MEMORY_BYTES = 1 << 25  # per chunk of problems in that enumeration
-# Certificates: "optimal" (exactly proven), "float64-floor" (exact error <= float64_floor),
-# "mip-optimal" (a MIP solver's OPTIMAL status, up to its tolerances), "none".
-CERTIFICATES: tuple[str, ...] = ("optimal", "float64-floor", "mip-optimal", "none")
-MITM_MAX_CANDIDATES = 50  # 2^25 sums per half: about 1 GiB of working memory
-BRUTE_MAX_CANDIDATES = 20
 GUROBI_PIP_SIZE_LIMIT = 2000  # variables and constraints of gurobipy's pip licence
 # cvxpy back-ends that accept boolean variables, in the order we prefer them.
 CVXPY_MILP_SOLVERS: tuple[str, ...] = (
