@@ -149,11 +149,15 @@ class LMResultsFile(TypedDict):
 
 
 class ReportFile(TypedDict):
-    """The report's JSON (beside its HTML)."""
+    """The report's JSON (beside its HTML), validated before it is written."""
 
     schema_version: int
     label: str
     created: str
+    sltcheck: str
+    environment: dict[str, str]
+    settings: list[dict[str, Any]]
+    notes: list[str]
     glance: dict[str, Any]
     statements: list[dict[str, Any]]
     synthetic: list[dict[str, Any]]

@@ -12,34 +12,47 @@ import subprocess
 import tempfile
 from html import unescape
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
+from sltcheck.records import FindingRecord, FindingsFile
 from sltcheck.report import page as report
+from sltcheck.schema import SCHEMA_VERSION, validate
 from sltcheck.statements.lemma13 import COUNTEREXAMPLES
 
 HOSTILE = "<script>alert(1)</script>"
 
 
+def finding(statement: str, variant: str, ratio: float | None, instance: dict[str, object] | None, seed: int,
+            violated: bool = False, verdict: dict[str, object] | None = None,
+            **extra: object) -> dict[str, object]:
+    """One variant exactly as ``sltcheck check`` writes it (every key of FindingRecord, no other)."""
+    return {"statement": statement, "variant": variant, "default": True, "examples": 40, "worst_ratio": ratio,
+            "violated": violated, "violations": int(violated), "undecided": 0, "filtered": 0, "verdict": verdict,
+            "instance": instance, "seed": seed, "examples_per_second": 100.0, "seconds": 0.4, "failure": "",
+            "search": None, "ratios": [] if ratio is None else [0.1, 0.5, ratio], **extra}
+
+
 def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[dict[str, object]]]:
-    """Hand-made inputs for the escaping and layout checks (hostile strings, a violation on demand);
-    the report built from a real ``sltcheck check`` run is tested in tests/test_check_cli.py."""
+    """Hand-made inputs for the escaping and layout checks (hostile strings, a violation on demand), in
+    the shape of a real findings.json (validated below); the report built from a real ``sltcheck check``
+    run is tested in tests/test_check_cli.py."""
+    verdict = {"measured": "6.5202e-5", "bound": "6.3810e-5", "ratio": 1.02 if violated else 0.4, "dps": 40,
+               "holds": not violated, "undecided": False}
     findings = {
-        "profile": "ci", "dps": 50, "seed": 0, "_source": f"/tmp/{label}/findings.json",
-        "entries": [
-            {"statement": "lemma8", "variant": "as-stated", "examples": 40, "worst_ratio": 0.93,
-             "violated": False, "instance": {"alpha": 1.5, "note": HOSTILE}, "seed": 1,
-             "ratios": [0.1, 0.5, 0.93], "title": "Lemma 8 " + HOSTILE},
-            {"statement": "lemma8", "variant": "bound-halved", "mutant": True, "refuted": True,
-             "why": "drops a factor 2", "instance": {"alpha": 2.0}, "examples": 3, "worst_ratio": 1.7},
-            {"statement": "lemma13", "variant": "as-stated", "examples": 40, "worst_ratio": 1.02 if violated else 0.4,
-             "violated": violated, "instance": COUNTEREXAMPLES["as-stated"], "seed": 7,
-             "verdict": {"measured": "6.5202e-5", "bound": "6.3810e-5", "dps": 40},
-             "certified_outcome": "violated" if violated else "holds",
-             "explanation": "the statement drops the proof's factor 2"},
-            {"statement": "lemma2", "variant": "as-proven", "examples": 40, "worst_ratio": 1.0, "violated": False,
-             "instance": {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, "seed": 3},
+        "schema_version": SCHEMA_VERSION, "profile": "ci", "seed": 0,
+        "run": {"profile": "ci", "seed": 0, "only": [], "no_search": False, "no_mutants": False, "power": True},
+        "fingerprint": "0" * 16, "complete": True, "planned": [], "done": [],
+        "findings": [
+            finding("lemma8", "as-stated", 0.93, {"alpha": 1.5, "note": HOSTILE}, 1),
+            finding("lemma13", "as-stated", 1.02 if violated else 0.4, COUNTEREXAMPLES["as-stated"], 7,
+                    violated=violated, verdict=verdict,
+                    certified=violated, certified_outcome="violated" if violated else "holds"),
+            finding("lemma2", "as-proven", 1.0, {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, 3),
         ],
+        "mutants": [{"statement": "lemma8", "mutant": "bound-halved", "why": "drops a factor 2", "refuted": True,
+                     "ratio": 1.7, "counterexample": {"alpha": 2.0}, "message": "", "seconds": 0.1}],
         "power": [{"statement": "lemma8", "fixed": {"d1": 1}, "kind": "closed-form", "best": 1.0, "known": 1.0,
                    "power": 0.98, "evaluations": 100, "seconds": 1.0}],
         "slack": [{"statement": "lemma8", "params": {"d1": 1, "alpha": 1.0}, "kind": "closed-form", "supremum": 0.5,
@@ -47,6 +60,10 @@ def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[di
                   {"statement": "lemma12", "params": {"H": 1}, "kind": "bracket", "lower": 0.2, "supremum": 0.3,
                    "bound": 1.0, "slack": 3.3, "slack_range": [3.3, 5.0]}],
     }
+    validate(findings, FindingsFile, "fake findings")
+    for record in findings["findings"]:
+        assert set(record) <= set(get_type_hints(FindingRecord)), set(record) - set(get_type_hints(FindingRecord))
+    findings["_source"] = f"/tmp/{label}/findings.json"  # what sltcheck.report.inputs adds
     summary = {
         "figure": "fig4", "_source": f"/tmp/{label}/summary.json", "checked": 4, "violations": [],
         "worst_ratio": 0.01, "undecided": 0, "norm_policy": "rescale",
@@ -225,3 +242,26 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert ALPHA in seen["text"] and TOKEN in seen["text"] and "0x1." not in seen["text"]
     for top, height in (seen["replay_box"], seen["value_box"]):
         assert height > 0 and 0 <= top < 2400  # rendered, inside the screenshot
+
+
+def test_the_report_json_is_validated_as_a_report_file(tmp_path):
+    from sltcheck.records import ReportFile
+    from sltcheck.schema import load
+
+    page = report.write(report.build(fake_inputs()), str(tmp_path / "r.html"))
+    assert load(page.with_suffix(".json"), ReportFile, "report")["glance"]["held"] == 3
+
+
+def test_a_variant_without_a_measurement_is_not_counted_as_held():
+    inputs = fake_inputs()
+    unmeasured = finding("lemma5", "as-stated", None, None, 4)
+    undecided = finding("lemma12", "as-stated", 0.99, {"alpha": 1.0}, 5,
+                        verdict={"measured": "1", "bound": "1", "ratio": 0.99, "dps": 40, "holds": True,
+                                 "undecided": True})
+    inputs["findings"][0]["findings"] += [unmeasured, undecided]
+    content = report.build(inputs)
+    glance = content["glance"]
+    assert (glance["statements_checked"], glance["held"]) == (5, 3)
+    assert glance["not_measured"] == ["lemma5 [as-stated]"] and glance["undecided"] == ["lemma12 [as-stated]"]
+    text = unescape(re.sub(r"<[^>]+>", " ", report.render(content)))
+    assert "not measured" in text and "undecided" in text

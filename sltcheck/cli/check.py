@@ -384,7 +384,8 @@ def _entry(
         "variant": record.variant,
         "default": record.variant == default,
         "examples": record.examples,
-        "worst_ratio": record.worst_ratio if record.examples else None,
+        # None when nothing was measured: neither an example nor the search decided an instance.
+        "worst_ratio": record.worst_ratio if record.worst_verdict is not None else None,
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,

@@ -23,7 +23,7 @@ KINDS: dict[str, tuple[str, type[Any], str]] = {
     "summary.json": ("synthetic", SummaryFile, "sweep summary"),
     "results.json": ("lm", LMResultsFile, "language-model results"),
 }
-SWEEP_STORES = ("results.sqlite", "config.json")
+SWEEP_STORE = "results.sqlite"  # a sweep's rows; without summary.json beside it the sweep never finished
 
 
 def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
@@ -57,7 +57,7 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
     if not path.is_dir():
         raise UsageError(f"--in {raw!r} is neither a run directory nor a results file (it does not exist)")
     files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs")
-    for store in sorted(path.rglob(SWEEP_STORES[0])):
+    for store in sorted(path.rglob(SWEEP_STORE)):
         if not (store.parent / "summary.json").exists():
             notes.append(f"{store.parent}: a sweep that never finished (no summary.json); rerun its "
                          "sltcheck repro command to resume it")

@@ -31,10 +31,12 @@ from sltcheck import __version__
 from sltcheck.jsonfiles import write_json_atomic
 from sltcheck.report import probability_section
 from sltcheck.report.inputs import settings as run_settings
+from sltcheck.report.outcomes import outcome
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.fits import interval_text
 from sltcheck.repro.store import versions
-from sltcheck.schema import SCHEMA_VERSION, json_safe
+from sltcheck.records import ReportFile
+from sltcheck.schema import SCHEMA_VERSION, json_safe, validate
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
@@ -58,7 +60,7 @@ def _ratio(value: Any) -> str:
 def attained(entry: dict[str, Any]) -> bool:
     """A held variant whose worst ratio is exactly 1: its bound is an identity on some instance."""
     ratio = entry.get("worst_ratio")
-    return not entry.get("violated") and isinstance(ratio, int | float) and math.isclose(ratio, 1.0, rel_tol=1e-12)
+    return outcome(entry) == "held" and isinstance(ratio, int | float) and math.isclose(ratio, 1.0, rel_tol=1e-12)
 
 
 # --- loading ------------------------------------------------------------------------
@@ -72,10 +74,7 @@ def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
 
 
 def _entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
-    for key in ("entries", "findings", "results"):
-        if isinstance(findings.get(key), list):
-            return findings[key]
-    return []
+    return list(findings["findings"])
 
 
 def _mutant_entries(findings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -105,7 +104,7 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
     statements = [e for e in entries if not e.get("mutant")]
     mutants = [e for e in entries if e.get("mutant")]
     violated = [e for e in statements if e.get("violated")]
-    below_one = [e for e in statements if not e.get("violated") and not attained(e)]
+    below_one = [e for e in statements if outcome(e) == "held" and not attained(e)]
     tightest = max(below_one, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
     synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]
     return {
@@ -118,7 +117,11 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         "notes": list(inputs.get("notes", [])),  # partial or unfinished runs
         "glance": {
             "statements_checked": len(statements),
-            "held": len(statements) - len(violated),
+            "held": sum(outcome(e) == "held" for e in statements),
+            "undecided": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements
+                          if outcome(e) == "undecided"],
+            "not_measured": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements
+                             if outcome(e) == "not measured"],
             "violated": [f"{e.get('statement')} [{e.get('variant')}]" for e in violated],
             # The closest call below 1; variants at exactly 1 (attained bounds) are listed apart.
             "tightest": None if tightest is None else {
@@ -240,7 +243,7 @@ def _violations_view(report: dict[str, Any]) -> dict[str, Any]:
             "bound": verdict.get("bound"), "ratio": e.get("worst_ratio"), "dps": verdict.get("dps"),
             "certified_violated": certified == "violated", "seed": e.get("seed"),
             "shape": _shape_text(e.get("search")),
-            "explanation": e.get("explanation") or _finding_text(str(e.get("statement"))),
+            "explanation": _finding_text(str(e.get("statement"))),
             "replay": e.get("replay_command"), "fields": decimal_fields(e.get("instance")),
         })
     synthetic = [{**v, "figure": s.get("figure")} for s in report["synthetic"] for v in s.get("violations", [])[:20]]
@@ -254,13 +257,14 @@ def _rank(entry: dict[str, Any]) -> tuple[int, float]:
         return (0, -float(ratio or 0.0))
     if attained(entry):
         return (2, 0.0)
-    if not isinstance(ratio, int | float) or math.isnan(ratio):
+    if outcome(entry) != "held" or not isinstance(ratio, int | float):
         return (3, 0.0)
     return (1, -float(ratio))
 
 
 def _findings_view(report: dict[str, Any]) -> dict[str, Any]:
-    variants = [{**e, "attained": attained(e)} for e in report["statements"] if not e.get("mutant")]
+    variants = [{**e, "attained": attained(e), "outcome": outcome(e)} for e in report["statements"]
+                if not e.get("mutant")]
     overview = sorted(variants, key=_rank)
     colours = {0: "#d62728", 1: "#1f77b4", 2: "#9e9e9e", 3: "#9e9e9e"}
     bars = [Bar(f"{e.get('statement')} {e.get('variant')}", float(e["worst_ratio"]), color=colours[_rank(e)[0]])
@@ -279,11 +283,11 @@ def _statements_view(report: dict[str, Any]) -> dict[str, Any]:
         groups.setdefault(str(e.get("statement")), []).append(e)
     statements = []
     for name, items in groups.items():
-        variants = [{**e, "attained": attained(e), "fields": decimal_fields(e.get("instance")),
+        variants = [{**e, "attained": attained(e), "outcome": outcome(e), "fields": decimal_fields(e.get("instance")),
                      "replay": e.get("replay_command")} for e in items if not e.get("mutant")]
         mutants = [{**m, "refuted": m.get("refuted", m.get("violated")), "fields": decimal_fields(m.get("instance"))}
                    for m in items if m.get("mutant")]
-        head = {**_statement_text(name), **items[0]}
+        head = _statement_text(name)
         plots = [Markup(histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",
                                   xlabel="measured / bound")) for v in variants if v.get("ratios")]
         statements.append({"title": head.get("title") or name, "text": head.get("text"),
@@ -472,7 +476,7 @@ def write(report: dict[str, Any], out: str | None = None, directory: str = "repo
     while target.exists() or target.with_suffix(".json").exists():
         counter += 1
         target = Path(f"{stem}-{counter}.html")
-    write_json_atomic(target.with_suffix(".json"), json_safe(json.loads(json.dumps(report, default=str))),
-                      sort_keys=True)
+    payload = validate(json_safe(json.loads(json.dumps(report, default=str))), ReportFile, "the report")
+    write_json_atomic(target.with_suffix(".json"), payload, sort_keys=True)
     target.write_text(render(report))
     return target

@@ -1,0 +1,24 @@
+"""What one checked variant of a findings file shows: held, violated, undecided or not measured.
+
+A variant "held" only when something was measured (a worst ratio exists) and its worst
+instance was decided at the declared precision; the report and the README's findings
+section count from this one place.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+OUTCOMES: tuple[str, ...] = ("violated", "held", "undecided", "not measured")
+
+
+def outcome(entry: dict[str, Any]) -> str:
+    if entry.get("violated"):
+        return "violated"
+    ratio = entry.get("worst_ratio")
+    if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
+        return "not measured"
+    if (entry.get("verdict") or {}).get("undecided"):
+        return "undecided"
+    return "held"
