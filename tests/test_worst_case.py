@@ -196,7 +196,7 @@ def test_report_renders_slack_table():
     from sltcheck.report import page as report
 
     rows = worst_case.slack_table(searched=False)
-    built = report.build({"findings": [{"slack": rows, "entries": []}], "synthetic": [], "lm": []})
+    built = report.build({"findings": [{"slack": rows, "findings": []}], "synthetic": [], "lm": []})
     assert len(built["slack"]) == len(rows)
     html = report.render(built)
     assert "Slack factors" in html and "closed-form" in html and "bracket" in html
