@@ -545,3 +545,41 @@ def test_optional_keys_of_a_finding_may_be_absent(quick_findings: Path) -> None:
     assert validate(bare, FindingRecord, "finding") == bare
     with pytest.raises(StoredResultError, match="lacks the required key 'statement'"):
         validate({k: v for k, v in bare.items() if k != "statement"}, FindingRecord, "finding")
+
+
+# --- every JSON file: strict and schema-versioned ------------------------------------------------------
+
+
+def _strict(text: str) -> Any:
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+
+
+@pytest.mark.parametrize("argv", [
+    ["widths", "--allocation", "--out", "{dir}/w.json"],
+    ["calibrate", "--trials", "20", "--n-max", "12", "--decay-trials", "0", "--out", "{dir}/c.json"],
+    ["bench", "solvers", "--sizes", "4", "--problems", "1", "--solvers", "mitm", "--no-memory",
+     "--out", "{dir}/b.json"],
+])
+def test_every_json_output_carries_the_schema_version(tmp_path: Path, argv: list[str]) -> None:
+    assert main([part.replace("{dir}", str(tmp_path)) for part in argv]) == 0
+    (written,) = tmp_path.glob("*.json")
+    assert _strict(written.read_text())["schema_version"] == SCHEMA_VERSION
+
+
+def test_widths_json_is_strict_where_a_log_argument_overflows(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["widths", "--eps", "1e-300", "--heads", "1000000", "--d1", "1000000", "--blocks", "200",
+            "--layers", "100", "--json"]
+    assert main(argv) == 0
+    data = _strict(capsys.readouterr().out)
+    assert data["schema_version"] == SCHEMA_VERSION and "inf" in json.dumps(data)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["widths"], "--eps, --heads and --d1 are required"),
+    (["widths", "--eps", "2", "--heads", "1", "--d1", "1"], "eps must be"),
+    (["calibrate", "--trials", "1000000000"], "--trials must be at most"),
+])
+def test_widths_and_calibrate_errors_carry_the_common_prefix(argv: list[str], fragment: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert fragment in error_line(capsys)

@@ -134,8 +134,10 @@ def benchmark_solvers(
                 "floors": list(result.floors),
                 "solver_objective": [None if np.isnan(v) else float(v) for v in result.solver_objective],
             })
+    from sltcheck.schema import SCHEMA_VERSION
+
     return {
-        "version": 2,
+        "schema_version": SCHEMA_VERSION,
         "instances": "w ~ U[-1,1], candidates v*u with v, u ~ U[-1,1] (Lemma 7)",
         "sizes": sizes,
         "problems": problems,

@@ -97,8 +97,9 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from sltcheck.certify import select
-    from sltcheck.certify.run import SCHEMA_VERSION, Store, certify_family
+    from sltcheck.certify.run import Store, certify_family
     from sltcheck.executors import InProcessExecutor, make_executor
+    from sltcheck.schema import SCHEMA_VERSION
     from sltcheck.numerics.balls import backend
 
     if not 0 < args.tolerance < 1:
@@ -171,7 +172,7 @@ def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
-    from sltcheck.certify.run import SCHEMA_VERSION
+    from sltcheck.schema import SCHEMA_VERSION
 
     counterexamples = [e["counterexample"] for e in entries if e["counterexample"]]
     data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": entries,

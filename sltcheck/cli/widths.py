@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -11,20 +10,17 @@ MAX_CLI_BLOCKS = 200
 MAX_TRIALS = 10_000_000  # Lemma 7's trials: ~1e4 per second per core
 
 
-def _json_default(value: Any) -> Any:
-    return str(value)
-
-
 def handle_probability(args: argparse.Namespace) -> int:
     """``sltcheck widths --frequencies`` / ``--allocation``: the probability halves of the theorems."""
+    from sltcheck.errors import UsageError
     from sltcheck.jsonfiles import write_json_atomic
     from sltcheck.pruning import allocation, calibration, probability
     from sltcheck.rundir import ensure_writable_file
-    from sltcheck.schema import json_safe
+    from sltcheck.schema import SCHEMA_VERSION, json_safe
 
     if args.out:
         ensure_writable_file(args.out)
-    result: dict[str, Any] = {"version": 1}
+    result: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if args.allocation:
         result["allocation"] = allocation.check_all()
         print(allocation.format_table(result["allocation"]), end="\n\n")
@@ -37,8 +33,7 @@ def handle_probability(args: argparse.Namespace) -> int:
                 result["probability"] = probability.run(args.profile, args.seed, C, executor,
                                                         progress=lambda line: print(line, file=sys.stderr))
         except ValueError as error:
-            print(f"sltcheck widths: error: {error}", file=sys.stderr)
-            return 2
+            raise UsageError(str(error)) from None
         print(probability.format_tables(result["probability"]))
     if args.out:
         write_json_atomic(args.out, json_safe(result))
@@ -47,14 +42,15 @@ def handle_probability(args: argparse.Namespace) -> int:
 
 
 def handle_widths(args: argparse.Namespace) -> int:
+    from sltcheck.errors import UsageError
+    from sltcheck.jsonfiles import dumps
     from sltcheck.pruning import calibration, widths
+    from sltcheck.schema import SCHEMA_VERSION, json_safe
 
     if args.frequencies or args.allocation:
         return handle_probability(args)
     if args.eps is None or args.heads is None or args.d1 is None:
-        print("sltcheck widths: error: --eps, --heads and --d1 are required (unless --frequencies or --allocation)",
-              file=sys.stderr)
-        return 2
+        raise UsageError("--eps, --heads and --d1 are required (unless --frequencies or --allocation)")
     try:
         if args.blocks is not None and not 2 <= args.blocks <= MAX_CLI_BLOCKS:
             raise ValueError(f"--blocks must be an integer from 2 to {MAX_CLI_BLOCKS} (the sensitivities double it; "
@@ -73,10 +69,9 @@ def handle_widths(args: argparse.Namespace) -> int:
         result["growth"] = widths.growth(**params)
         result["C_source"] = source
     except ValueError as error:
-        print(f"sltcheck widths: error: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(result, indent=2, default=_json_default))
+        raise UsageError(str(error)) from None
+    if args.json:  # strict JSON: an overflowing log argument is "inf", never Infinity
+        print(dumps(json_safe({"schema_version": SCHEMA_VERSION, **result}), indent=2))
         return 0
     p = result["parameters"]
     print(f"eps={p['eps']} H={p['H']} d1={p['d1']} d2={p['d2']} alpha={p['alpha']:.6g} L={p['L']} B={p['B']} "
@@ -92,26 +87,24 @@ def handle_widths(args: argparse.Namespace) -> int:
 
 
 def handle_calibrate(args: argparse.Namespace) -> int:
+    from sltcheck.errors import UsageError
     from sltcheck.jsonfiles import write_json_atomic
     from sltcheck.pruning import calibration
     from sltcheck.rundir import ensure_writable_file
-    from sltcheck.schema import json_safe
+    from sltcheck.schema import SCHEMA_VERSION, json_safe
 
     for option, value in (("--trials", args.trials), ("--decay-trials", args.decay_trials)):
         if value > MAX_TRIALS:
-            print(f"sltcheck calibrate: error: {option} must be at most {MAX_TRIALS}, got {value}",
-                  file=sys.stderr)
-            return 2
+            raise UsageError(f"{option} must be at most {MAX_TRIALS}, got {value}")
     if args.out:
         ensure_writable_file(args.out)
     try:
         result = calibration.calibrate(trials=args.trials, seed=args.seed, n_max=args.n_max,
                                        decay_trials=args.decay_trials)
     except ValueError as error:
-        print(f"sltcheck calibrate: error: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     if args.out:
-        write_json_atomic(args.out, json_safe(result), indent=2)
+        write_json_atomic(args.out, json_safe({"schema_version": SCHEMA_VERSION, **result}), indent=2)
     for row in result["configs"]:
         interval = ", ".join("none" if c is None else f"{c:.3f}" for c in row["C_interval"])
         print(f"d1={row['d1']} d2={row['d2']} eps={row['eps']}: n'={row['n_prime']} C={row['C']} "

@@ -551,7 +551,6 @@ def run(
     for statement in sorted({r["setting"]["statement"] for r in slack}):
         trends[statement] = fit_trend([r for r in slack if r["setting"]["statement"] == statement])
     return {
-        "version": 1,
         "profile": profile,
         "seed": seed,
         "C_calibrated": C_cal,
