@@ -35,6 +35,13 @@ def _totals() -> dict[str, int]:
             "filtered": sum(r.filtered for r in records)}
 
 
+def _effective_settings(item: pytest.Item) -> settings:
+    """The settings Hypothesis runs this test with: its own ``@settings(...)`` over the profile.
+    Hypothesis keeps them on the wrapped test (private attribute; no public accessor exists)."""
+    own = getattr(item.obj, "_hypothesis_internal_use_settings", None)  # type: ignore[attr-defined]
+    return own if isinstance(own, settings) else settings.default
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if not getattr(getattr(item, "obj", None), "is_hypothesis_test", False):  # not an @given test
@@ -44,12 +51,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     counts = {key: value - before[key] for key, value in _totals().items()}
     if not any(counts.values()):  # not a property (no check_property call)
         return result
-    floor = valid_floor(settings.default.max_examples)
+    max_examples = _effective_settings(item).max_examples
+    floor = valid_floor(max_examples)
     item.user_properties.append(("examples", {**counts, "floor": floor}))  # reaches the controller under xdist
     if counts["valid"] < floor:
         raise AssertionError(
             f"only {counts['valid']} valid examples (floor {floor} of max_examples "
-            f"{settings.default.max_examples}); undecided {counts['undecided']}, filtered {counts['filtered']}"
+            f"{max_examples}); undecided {counts['undecided']}, filtered {counts['filtered']}"
         )
     return result
 

@@ -17,17 +17,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 # Runs the CLI with torch made unimportable (as in an environment without the extra): a finder
-# that refuses it (not sys.modules['torch'] = None, which scipy's array-API helpers trip over).
+# that refuses it (not sys.modules['torch'] = None, which scipy's array-API helpers trip over)
+# and records every attempt, so a command that tries torch and swallows the error is seen.
 WITHOUT_TORCH = """
 import sys
 class NoTorch:
+    attempts = []
     def find_spec(self, name, path=None, target=None):
         if name == "torch" or name.startswith("torch."):
+            NoTorch.attempts.append(name)
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, NoTorch())
 from sltcheck.cli import main
-status = main(sys.argv[1:])
-assert "torch" not in sys.modules
+try:
+    status = main(sys.argv[1:])
+finally:
+    print(f"torch imports attempted: {len(NoTorch.attempts)}", file=sys.stderr)
 sys.exit(status)
 """
 
@@ -49,8 +54,10 @@ def test_check_runs_without_torch(tmp_path):
                                 "--out", str(tmp_path), "-q")
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "findings.json").exists()
+    assert "torch imports attempted: 0" in result.stderr
     report = _cli_without_torch("report", "--in", str(tmp_path), "--out", str(tmp_path / "r.html"))
     assert report.returncode == 0, report.stderr[-2000:]
+    assert "torch imports attempted: 0" in report.stderr
 
 
 def test_a_reproduction_without_torch_names_its_extra():
@@ -58,6 +65,7 @@ def test_a_reproduction_without_torch_names_its_extra():
         result = _cli_without_torch("repro", figure)
         assert result.returncode == 2
         assert f"pip install 'sltcheck[{extra}]'" in result.stderr, result.stderr[-2000:]
+        assert "torch imports attempted: 0" not in result.stderr  # the finder did refuse it
 
 
 def test_every_template_ships_as_package_data():

@@ -85,3 +85,28 @@ def test_a_property_with_too_few_valid_examples_fails(pytester: pytest.Pytester)
     result = pytester.runpytest_subprocess("--hypothesis-profile", "ci", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*only 1 valid examples (floor 40*filtered 1*", "*BELOW FLOOR*"])
+
+
+OWN_SETTINGS = '''
+from hypothesis import given, settings, strategies as st
+from sltcheck.harness import check_property
+from sltcheck.statements.lemma8.worst_case import extremal_instance
+
+INSTANCES = [extremal_instance(1, 1.0, k / 100) for k in range(1, 61)]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(INSTANCES))
+def test_own_budget(instance):
+    check_property("lemma8", "as-stated", instance)
+'''
+
+
+def test_the_floor_follows_a_propertys_own_settings(pytester: pytest.Pytester) -> None:
+    """60 distinct valid draws under its own max_examples=200: starved against its own budget
+    (floor 160), though above the profile's floor (40 of 50)."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pytester"]', ""))
+    pytester.makepyfile(test_own_budget=OWN_SETTINGS)
+    result = pytester.runpytest_subprocess("--hypothesis-profile", "ci", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*valid examples (floor 160 of max_examples 200)*"])

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from package_env import ENV, imported_in_subprocess, installed_package
 
 from sltcheck.cli import main
 from sltcheck.errors import RunInUseError, SltcheckError, StoredResultError, UsageError
@@ -31,8 +32,6 @@ from sltcheck.repro.store import RunDirectory
 from sltcheck.rundir import DirectoryLock
 from sltcheck.schema import SCHEMA_VERSION, load, validate, without_timing
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 # A check run of a few seconds: two statements, no search, no mutants.
 QUICK_CHECK = ["check", "--only", "lemma8", "lemma5", "--profile", "ci", "--no-search", "--no-mutants"]
 
@@ -54,6 +53,18 @@ def quick_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("quick-check")
     assert main([*QUICK_CHECK, "--out", str(out)]) == 0
     return out / "findings.json"
+
+
+def test_subprocesses_run_the_installed_package_not_the_checkout() -> None:
+    """Under tox the wheel is installed: a subprocess started from the checkout must import it."""
+    installed = installed_package()
+    imported = imported_in_subprocess()
+    if installed is not None:
+        assert imported == installed
+    else:  # the dev setup: the code the test process runs
+        import sltcheck
+
+        assert imported == Path(sltcheck.__file__).resolve()
 
 
 # --- 1. one configuration per run directory ---------------------------------------------------

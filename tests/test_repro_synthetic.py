@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from package_env import ENV
 
 from sltcheck.errors import SltcheckError
 from sltcheck.repro import synthetic, targets
@@ -204,8 +204,7 @@ def test_kill_minus_nine_loses_no_finished_source(tmp_path):
         "test_samples=40, train_target=False), sys.argv[1], progress=False)"
     )
     run_dir = tmp_path / "killed"
-    process = subprocess.Popen([sys.executable, "-c", script, str(run_dir)], cwd=ROOT,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = subprocess.Popen([sys.executable, "-c", script, str(run_dir)], cwd=ROOT, env=ENV)
     deadline = time.time() + 120
     while time.time() < deadline:
         if (run_dir / "results.sqlite").exists() and len(store_rows(run_dir)) >= 2:

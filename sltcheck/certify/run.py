@@ -23,6 +23,7 @@ from sltcheck.certify import Family
 from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, root, split
 from sltcheck.executors import Executor, InProcessExecutor
 from sltcheck.schema import SCHEMA_VERSION
+
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
 PROGRESS_EVERY = 5.0  # seconds between progress rows

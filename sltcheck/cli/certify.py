@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
     from sltcheck.certify import select
     from sltcheck.certify.run import Store, certify_family
     from sltcheck.executors import InProcessExecutor, make_executor
-    from sltcheck.schema import SCHEMA_VERSION
     from sltcheck.numerics.balls import backend
+    from sltcheck.schema import SCHEMA_VERSION
 
     if not 0 < args.tolerance < 1:
         raise SystemExit(f"--tolerance must be in (0, 1), got {args.tolerance}")

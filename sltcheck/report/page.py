@@ -29,13 +29,13 @@ from markupsafe import Markup
 
 from sltcheck import __version__
 from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.records import ReportFile
 from sltcheck.report import probability_section
 from sltcheck.report.inputs import settings as run_settings
 from sltcheck.report.outcomes import outcome
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.fits import interval_text
 from sltcheck.repro.store import versions
-from sltcheck.records import ReportFile
 from sltcheck.schema import SCHEMA_VERSION, json_safe, validate
 
 # The page's sections, in order (each a template in templates/sections/).
