@@ -599,3 +599,14 @@ def test_widths_and_calibrate_errors_carry_the_common_prefix(argv: list[str], fr
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert fragment in error_line(capsys)
+
+
+def test_only_in_another_order_is_the_same_configuration(quick_findings: Path) -> None:
+    """--only lemma8 lemma5 and --only lemma5 lemma8 are one configuration: the second resumes
+    the first's run directory (in the paper's order), it is not refused as another one."""
+    before = read_json(quick_findings)
+    assert before["run"]["only"] == ["lemma5", "lemma8"]
+    swapped = ["check", "--only", "lemma5", "lemma8", *QUICK_CHECK[4:]]
+    assert swapped[1:4] != QUICK_CHECK[1:4]
+    assert main([*swapped, "--out", str(quick_findings.parent)]) == 0
+    assert read_json(quick_findings)["fingerprint"] == before["fingerprint"]

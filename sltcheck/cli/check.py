@@ -77,16 +77,17 @@ def _findings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _statement_names(only: list[str] | None) -> list[str]:
-    """``--only``'s names, each once, in the given order; a :class:`UsageError` for an unknown one."""
+    """``--only``'s names, each once, in the paper's order (``--only a b`` and ``--only b a`` are one
+    configuration: one run directory, one fingerprint); a :class:`UsageError` for an unknown one."""
     from sltcheck.errors import UsageError
     from sltcheck.statements import STATEMENT_MODULES
 
-    names = list(dict.fromkeys(only or STATEMENT_MODULES))
-    unknown = [name for name in names if name not in STATEMENT_MODULES]
+    given = set(only or STATEMENT_MODULES)
+    unknown = [name for name in dict.fromkeys(only or ()) if name not in STATEMENT_MODULES]
     if unknown:
         raise UsageError(f"--only got unknown statement(s) {', '.join(map(repr, unknown))}; "
                          f"allowed: {', '.join(STATEMENT_MODULES)}")
-    return names
+    return [name for name in STATEMENT_MODULES if name in given]
 
 
 def _validate(args: argparse.Namespace) -> None:
