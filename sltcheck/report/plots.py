@@ -43,6 +43,24 @@ def _ticks(low: float, high: float, log: bool) -> list[float]:
     return [start + i * step for i in range(int((high - start) / step) + 1)]
 
 
+def _frame(title: str, width: int, height: int, *, title_x: float | None = None, title_y: int = 16,
+           title_size: int = 12) -> list[str]:
+    """The opening of every plot: the <svg> element (its title as the accessible label), a white
+    background and the title (centred unless ``title_x`` is given); :func:`_close` ends it."""
+    centre = width / 2 if title_x is None else title_x
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{centre:.0f}" y="{title_y}" text-anchor="middle" font-size="{title_size}" font-weight="bold">'
+        f'{escape(title)}</text>',
+    ]
+
+
+def _close(parts: list[str]) -> str:
+    return "".join([*parts, "</svg>"])
+
+
 def _fmt(value: float) -> str:
     return f"{value:.0e}" if (abs(value) >= 1e4 or 0 < abs(value) < 1e-2) else f"{value:g}"
 
@@ -89,11 +107,7 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         return height - bottom - fraction * (height - top - bottom)
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2 - right / 2 + left / 2:.0f}" y="18" text-anchor="middle" '
-        f'font-size="14" font-weight="bold">{escape(title)}</text>',
+        *_frame(title, width, height, title_x=width / 2 - right / 2 + left / 2, title_y=18, title_size=14),
         f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="black"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
     ]
@@ -134,8 +148,7 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
                 parts.append(f'<line x1="{tx(x):.1f}" y1="{ty(low):.1f}" x2="{tx(x):.1f}" '
                              f'y2="{ty(y + e):.1f}" stroke="{color}" stroke-width="1"/>')
         parts.append(_legend(width, right, top, index, color, dash, s.label))
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts)
 
 
 def _legend(width: int, right: int, top: int, index: int, color: str, dash: str, label: str) -> str:
@@ -175,13 +188,7 @@ def histogram(values: list[float], *, title: str, xlabel: str, bins: int = 20, w
     left, bottom, top = 40, 40, 28
     plot_w, plot_h = width - left - 10, height - top - bottom
     peak = max(counts) or 1
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="12" font-weight="bold">'
-        f'{escape(title)}</text>',
-    ]
+    parts = _frame(title, width, height)
     for i, count in enumerate(counts):
         bar_h = plot_h * count / peak
         parts.append(f'<rect x="{left + i * plot_w / bins:.1f}" y="{top + plot_h - bar_h:.1f}" '
@@ -196,8 +203,7 @@ def histogram(values: list[float], *, title: str, xlabel: str, bins: int = 20, w
                  f'{escape(_fmt(high))}</text>'
                  f'<text x="{left + plot_w / 2:.0f}" y="{height - 8}" text-anchor="middle" font-size="11">'
                  f'{escape(xlabel)} (n = {len(finite)}, peak bin {peak})</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts)
 
 
 def _empty(title: str, width: int, height: int) -> str:
@@ -241,13 +247,7 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
             fraction = (x - x0) / (x1 - x0)
         return left + fraction * (width - left - right)
 
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" class="plot">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2:.0f}" y="16" text-anchor="middle" font-size="12" font-weight="bold">'
-        f'{escape(title)}</text>',
-    ]
+    parts = _frame(title, width, height)
     for tick in _ticks(x0, x1, logx):
         if x0 <= tick <= x1:
             parts.append(f'<line x1="{tx(tick):.1f}" y1="{top}" x2="{tx(tick):.1f}" y2="{height - bottom + 4}" '
@@ -269,5 +269,4 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
     parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
                  f'stroke="black"/><text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle" '
                  f'font-size="11">{escape(xlabel)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts)
