@@ -54,7 +54,21 @@ def test_a_ratio_stored_as_a_string_is_shown_as_stored() -> None:
         {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": "nan", "examples": 50},
     ]}
     text = findings_text.render(data)
-    assert "(ratio inf, decided at 40 digits" in text and "| lemma8 | as-stated | nan | 50 |" in text
+    assert "(ratio inf, decided at 40 digits" in text
+    assert "| lemma8 |" not in text and "Not measured (not counted as held): lemma8 `as-stated`." in text
+
+
+def test_the_slack_table_shows_the_supremum_and_how_it_is_known_apart() -> None:
+    data = {"findings": [], "slack": [
+        {"statement": "lemma8", "params": {"d1": 1}, "kind": "closed-form", "supremum": 0.5, "lower": None,
+         "bound": 1.0, "slack": 2.0, "slack_range": None},
+        {"statement": "lemma12", "params": {"H": 1}, "kind": "bracket", "supremum": 0.3, "lower": 0.2,
+         "bound": 1.0, "slack": 3.33, "slack_range": [3.33, 5.0]},
+    ]}
+    text = findings_text.render(data)
+    assert "| statement | parameters | supremum | known as | slack |" in text
+    assert "| lemma8 | d1 = 1 | 0.5 | closed-form | 2 |" in text
+    assert "| lemma12 | H = 1 | 0.2 … 0.3 | bracket | 3.33 … 5 |" in text
 
 
 def test_a_readme_without_markers_is_a_clear_error(tmp_path: Path) -> None:

@@ -54,3 +54,10 @@ def test_importing_the_solvers_compiles_nothing():
     code = "import sys; import sltcheck.pruning.subset_sum; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_python_minus_m_sltcheck_is_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "sltcheck", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("usage: sltcheck"), done.stderr[-2000:]
+    bad = subprocess.run([sys.executable, "-m", "sltcheck", "widths"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("sltcheck: error: --eps, --heads and --d1 are required")

@@ -116,15 +116,18 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
         lines.append("How loose each default bound is: bound / supremum of the measured side (a range where the "
                      "supremum is only bracketed; worst cases proved in `sltcheck/statements/<name>/worst_case.py`):")
         lines.append("")
-        lines.append("| statement | parameters | supremum | slack |")
-        lines.append("|---|---|---|---|")
+        lines.append("| statement | parameters | supremum | known as | slack |")
+        lines.append("|---|---|---|---|---|")
         for r in slack:
             if r.get("slack_range"):
                 low, high = r["slack_range"]
                 value = f"{_number(low)} … {_number(high)}"
             else:
                 value = _number(r.get("slack"))
-            lines.append(f"| {r['statement']} | {_fixed(r['params'])} | {r['kind']} | {value} |")
+            # a bracket's supremum lies between the measured lower end and the proved upper one
+            supremum = (f"{_number(r.get('lower'))} … {_number(r.get('supremum'))}"
+                        if r.get("kind") == "bracket" and r.get("lower") is not None else _number(r.get("supremum")))
+            lines.append(f"| {r['statement']} | {_fixed(r['params'])} | {supremum} | {r['kind']} | {value} |")
         lines.append("")
     probability = data.get("probability")
     if probability:

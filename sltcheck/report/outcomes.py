@@ -17,8 +17,8 @@ def outcome(entry: dict[str, Any]) -> str:
     if entry.get("violated"):
         return "violated"
     ratio = entry.get("worst_ratio")
-    if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
-        return "not measured"
+    if ratio is None or ratio == "nan" or (isinstance(ratio, float) and math.isnan(ratio)):
+        return "not measured"  # strict JSON stores a NaN ratio as "nan": no measurement
     if (entry.get("verdict") or {}).get("undecided"):
         return "undecided"
     return "held"

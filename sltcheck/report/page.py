@@ -47,7 +47,8 @@ SECTIONS: tuple[str, ...] = (
 SHOWN_VALUES = 64
 
 
-def _ratio(value: Any) -> str:
+def _short_number(value: Any) -> str:
+    """Any number to 4 significant digits ("—" for none or NaN; a non-number as its text)."""
     if value is None:
         return "—"
     try:
@@ -299,7 +300,8 @@ def _statements_view(report: dict[str, Any]) -> dict[str, Any]:
 def _fixed_text(given: Any) -> str:
     if not isinstance(given, dict):
         return "" if given is None else str(given)
-    shown = lambda v: ", ".join(_ratio(x) for x in v) if isinstance(v, list) else _ratio(v)  # noqa: E731
+    shown = lambda v: (", ".join(_short_number(x) for x in v)  # noqa: E731
+                       if isinstance(v, list) else _short_number(v))
     return ", ".join(f"{k} = {shown(v)}" for k, v in given.items())
 
 
@@ -317,11 +319,12 @@ def _slack_view(report: dict[str, Any]) -> dict[str, Any]:
         ends = r.get("slack_range")
         ranged = isinstance(ends, list) and len(ends) == 2
         if r.get("kind") == "bracket" and r.get("lower") is not None:
-            supremum = f"{_ratio(r.get('lower'))} … {_ratio(r.get('supremum'))}"
+            supremum = f"{_short_number(r.get('lower'))} … {_short_number(r.get('supremum'))}"
         else:
-            supremum = _ratio(r.get("supremum"))
+            supremum = _short_number(r.get("supremum"))
         rows.append({**r, "params": _fixed_text(r.get("params")), "supremum": supremum,
-                     "slack": f"{_ratio(ends[0])} … {_ratio(ends[1])}" if ranged else _ratio(r.get("slack"))})
+                     "slack": (f"{_short_number(ends[0])} … {_short_number(ends[1])}" if ranged
+                               else _short_number(r.get("slack")))})
         high = ends[1] if ranged else r.get("slack")
         if isinstance(high, int | float) and high > 0:
             bars.append(Bar(f"{r.get('statement')} {len(rows)}", float(high),
@@ -372,7 +375,7 @@ def _synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
                  "gamma": interval_text(fit, "gamma"), "delta": interval_text(fit, "delta")}
                 for name, fit in summary.get("fits", {}).items() if isinstance(fit, dict) and "gamma" in fit]
         points = [(p["blocks"], p["length"], p["width"], p["sources"], f"{float(p['mean']):.4g}",
-                   f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", _ratio(p["max_ratio"]))
+                   f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", _short_number(p["max_ratio"]))
                   for p in summary.get("points", [])]
         shown.append({"figure": summary.get("figure"), "config": summary.get("config", {}),
                       "checked": summary.get("checked"), "violations": len(summary.get("violations", [])),
@@ -448,7 +451,7 @@ def environment() -> Any:
 
     env = Environment(loader=PackageLoader("sltcheck.report", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["ratio"] = _ratio
+    env.filters["short_number"] = _short_number
     return env
 
 
