@@ -610,3 +610,15 @@ def test_only_in_another_order_is_the_same_configuration(quick_findings: Path) -
     assert swapped[1:4] != QUICK_CHECK[1:4]
     assert main([*swapped, "--out", str(quick_findings.parent)]) == 0
     assert read_json(quick_findings)["fingerprint"] == before["fingerprint"]
+
+
+def test_bench_lm_step_out_carries_the_schema_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from sltcheck.lm import bench
+
+    monkeypatch.setattr(bench, "bench_lm_step", lambda *args, **kwargs: {"rows": [], "timing": float("inf")})
+    monkeypatch.setattr(bench, "format_bench", lambda result: "table")
+    out = tmp_path / "step.json"
+    assert main(["bench", "lm-step", "--preset", "cpu-tiny", "--out", str(out)]) == 0
+    data = _strict(out.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION and data["timing"] == "inf"

@@ -175,6 +175,7 @@ def _fig8(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from sltcheck.lm.bench import bench_lm_step, format_bench, write_json
     from sltcheck.numerics.validation import check_choice
+    from sltcheck.schema import SCHEMA_VERSION
 
     check_choice("preset", args.preset, _preset_names())
     _set_threads(args.threads)
@@ -182,7 +183,7 @@ def _bench(args: argparse.Namespace) -> int:
                            repeats=args.repeats, device=args.device)
     print(format_bench(result))
     if args.out:
-        write_json(args.out, result)
+        write_json(args.out, {"schema_version": SCHEMA_VERSION, **result})
         print(f"written {args.out}")
     return 0
 
