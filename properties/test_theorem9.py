@@ -14,7 +14,7 @@ from sltcheck.harness import check_property, instances, refute
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as module
 
-# Instances: sltcheck/statements/theorem9/instances.py. Profiles (ci/dev/deep): properties/conftest.py.
+# Instances: sltcheck/statements/theorem9/instances.py. Profiles (ci/dev/deep): sltcheck/harness/profiles.py.
 
 
 @pytest.mark.parametrize("variant", sorted(module.VARIANTS))

@@ -61,3 +61,14 @@ def test_python_minus_m_sltcheck_is_the_command_line():
     assert done.returncode == 0 and done.stdout.startswith("usage: sltcheck"), done.stderr[-2000:]
     bad = subprocess.run([sys.executable, "-m", "sltcheck", "widths"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.startswith("sltcheck: error: --eps, --heads and --d1 are required")
+
+
+def test_tests_import_the_installed_package_not_the_checkout():
+    """Under tox (a regular, non-editable install of the wheel) the tests must import that install:
+    a checkout first on sys.path (e.g. from a root conftest.py) would test code the user never gets."""
+    from package_env import installed_package
+
+    installed = installed_package()
+    if installed is None:
+        pytest.skip("no regular install of sltcheck (an editable install or a bare checkout)")
+    assert Path(sltcheck.__file__).resolve() == installed

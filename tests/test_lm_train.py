@@ -140,7 +140,11 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     partial = run_sweep(replace(sweep, seeds=(0, 1, 2)), data, tmp_path, progress=False, collect_only=True)
     assert not partial["complete"] and len(partial["runs"]) == 4
     assert sorted(partial["missing"]) == sorted(p.run_id(2) for p in points)
-    with pytest.raises(StoredResultError, match="different settings"):  # one line from the CLI, not a traceback
+    # a later command on one scale still reports every run the directory holds (nothing finished is dropped)
+    later = run_sweep(replace(sweep, points=(points[1],), seeds=(0,)), data, tmp_path, progress=False)
+    assert later["complete"] and sorted(r["run_id"] for r in later["runs"]) == sorted(r["run_id"] for r in doc["runs"])
+    # the directory is bound to its model and training: another learning rate is refused, naming it
+    with pytest.raises(StoredResultError, match=r"different configuration: .*lr"):  # one line from the CLI
         run_sweep(replace(sweep, train=replace(train, lr=0.5)), data, tmp_path, progress=False)
 
 

@@ -42,10 +42,11 @@ def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:  # n
 
 
 ROOT = Path(__file__).resolve().parents[1]
+PLUGIN = ("-p", "sltcheck.harness.pytest_plugin")  # what pyproject.toml's addopts load
 
 
 def test_profiles_work_for_any_test_file() -> None:
-    """The profiles are registered by the root conftest.py, not only under properties/."""
+    """The profiles are registered by sltcheck's pytest plugin (pyproject's addopts) for every file."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "tests/test_widths.py", "--hypothesis-profile", "deep", "-q",
          "-p", "no:cacheprovider", "-k", "theorem9_and_11_formulas"],
@@ -79,10 +80,9 @@ def test_starved(instance):
 
 def test_a_property_with_too_few_valid_examples_fails(pytester: pytest.Pytester) -> None:
     """Two possible draws, one filtered: Hypothesis stops after exhausting them, with 1 valid
-    example, far below the floor; the root conftest fails the property and reports the counts."""
-    pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pytester"]', ""))
+    example, far below the floor; the plugin fails the property and reports the counts."""
     pytester.makepyfile(test_starved=STARVED)
-    result = pytester.runpytest_subprocess("--hypothesis-profile", "ci", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--hypothesis-profile", "ci", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*only 1 valid examples (floor 40*filtered 1*", "*BELOW FLOOR*"])
 
@@ -105,8 +105,7 @@ def test_own_budget(instance):
 def test_the_floor_follows_a_propertys_own_settings(pytester: pytest.Pytester) -> None:
     """60 distinct valid draws under its own max_examples=200: starved against its own budget
     (floor 160), though above the profile's floor (40 of 50)."""
-    pytester.makeconftest((ROOT / "conftest.py").read_text().replace('pytest_plugins = ["pytester"]', ""))
     pytester.makepyfile(test_own_budget=OWN_SETTINGS)
-    result = pytester.runpytest_subprocess("--hypothesis-profile", "ci", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--hypothesis-profile", "ci", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*valid examples (floor 160 of max_examples 200)*"])

@@ -8,7 +8,7 @@
 - ``deep``: 10,000 examples (the worst-case hunt; under an hour in all).
 
 Only the ``too_slow`` health check is suppressed (each example is evaluated in mpmath
-at 40 digits, slow by design); filtering is not hidden: the root ``conftest.py``
+at 40 digits, slow by design); filtering is not hidden: the pytest plugin (:mod:`sltcheck.harness.pytest_plugin`)
 reports valid (of which undecided) / filtered examples per property and fails a property under
 :func:`valid_floor`.
 

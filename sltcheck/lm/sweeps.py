@@ -227,7 +227,8 @@ def results_document(figure: str, preset: str, config: dict, runs: list[dict],
                       "tokenizers", "numpy"},
          "complete": bool, "missing": [run_id, ...]}
 
-    Losses are mean next-token cross-entropies in nats; stds are sample
+    ``runs`` holds every run finished in the directory (a later command may add scales or
+    seeds; ``config`` is the last command's). Losses are mean next-token cross-entropies in nats; stds are sample
     standard deviations over seeds (null with one seed). ``complete`` is false
     (and ``missing`` names the runs not finished) for a partial sweep.
     """
@@ -317,9 +318,13 @@ def run_sweep(
             )
             specs.append((point.run_id(seed), check_spec(spec)))
 
-    from sltcheck.rundir import DirectoryLock
+    from sltcheck.rundir import DirectoryLock, bind_configuration
 
     with DirectoryLock(out):  # one writer per run directory
+        # The directory is bound to everything but its points and seeds: a later command may add
+        # scales or seeds to it (each run's own spec is checked), never change the model or training.
+        shared = {key: value for key, value in config.items() if key not in ("points", "seeds")}
+        bind_configuration(out, {"figure": sweep.figure, "preset": sweep.preset, **shared}, versions())
         return _run_specs(sweep, specs, data, out, config, device=device, progress=progress, log=log,
                           collect_only=collect_only)
 
@@ -349,16 +354,24 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
         result = train_run(spec, data, runs_dir / run_id, device=device, progress=progress)
         assert result is not None
         result = {"run_id": run_id, **result}
-        _write_json(result_path, {"spec": spec.to_dict(), "result": result})
+        _write_json(result_path, {"schema_version": SCHEMA_VERSION, "spec": spec.to_dict(), "result": result})
         runs.append(result)
         missing.remove(run_id)
         _write_json(out / "results.json",
                     results_document(sweep.figure, sweep.preset, config, runs, missing))
         log(f"  {run_id}: best val loss {result['best_val_loss']:.4f} "
             f"({result['seconds']:.0f} s)")
+    runs += _other_runs(runs_dir, {run_id for run_id, _ in specs})
     document = results_document(sweep.figure, sweep.preset, config, runs, missing)
     _write_json(out / "results.json", document)
     return document
+
+
+def _other_runs(runs_dir: Path, requested: set[str]) -> list[dict]:
+    """Runs finished in this directory by earlier commands (other scales or seeds of the same
+    bound configuration): results.json reports every finished run, not only this command's."""
+    return [read_json(path, "run result")["result"] for path in sorted(runs_dir.glob("*.json"))
+            if path.stem not in requested]
 
 
 def load_data_for(preset_model: ModelConfig, data_dir: str | Path, *, tokenizer: str | None,

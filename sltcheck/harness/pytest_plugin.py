@@ -1,4 +1,8 @@
-"""Hypothesis profiles for the whole test tree, and per-property example counts.
+"""The pytest plugin of sltcheck's test tree: Hypothesis profiles, and per-property example counts.
+
+Loaded by ``-p sltcheck.harness.pytest_plugin`` (pyproject.toml's addopts), not by a root
+``conftest.py``: pytest puts a root conftest's folder (the checkout) first on ``sys.path``, so
+under tox every test would import the checkout instead of the installed wheel.
 
 ``pytest [tests|properties|any file] --hypothesis-profile ci|ci-random|dev|deep`` (default ci;
 see :mod:`sltcheck.harness.profiles`). For every property (a test that runs
@@ -14,14 +18,13 @@ pass while checking almost nothing.
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import cast
 
 import pytest
 from hypothesis import settings
 
 from sltcheck.harness.profiles import register_profiles, valid_floor
 from sltcheck.harness.runner import RECORDER
-
-pytest_plugins = ["pytester"]  # tests/test_profiles.py runs pytest on generated test files
 
 register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
@@ -39,7 +42,10 @@ def _effective_settings(item: pytest.Item) -> settings:
     """The settings Hypothesis runs this test with: its own ``@settings(...)`` over the profile.
     Hypothesis keeps them on the wrapped test (private attribute; no public accessor exists)."""
     own = getattr(item.obj, "_hypothesis_internal_use_settings", None)  # type: ignore[attr-defined]
-    return own if isinstance(own, settings) else settings.default
+    if isinstance(own, settings):
+        return own
+    assert settings.default is not None  # a profile is always loaded (register_profiles above)
+    return settings.default
 
 
 @pytest.hookimpl(wrapper=True)
@@ -64,7 +70,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call":
-        _ROWS.extend((report.nodeid, value) for key, value in report.user_properties if key == "examples")
+        _ROWS.extend((report.nodeid, cast(dict[str, int], value))
+                     for key, value in report.user_properties if key == "examples")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
