@@ -47,6 +47,9 @@ Instance fields: W (d2, d1), W1 (n, d1), W2 (d2, n), eps.
 Mutants:
 - ``bound-halved``: the construction's error / 2 (refuted wherever the best masks' error
   is above half the construction's, e.g. at d1 = 1 where they are equal);
+- ``supremum-0.97``: the edge mutant, 0.97 x the construction's error: the supremum of
+  measured / bound is 1 (attained where the best masks are the construction's), so a search
+  that reaches the supremum refutes it;
 - ``no-structured-mask``: the bound each entry would reach if it could choose freely
   among all n products W2[i, k] W1[k, j] (ignoring that one row of M2 serves every column
   and one row of M1 every output): a relaxation, below the best masks' error whenever
@@ -221,6 +224,9 @@ DEFAULT_VARIANT = "construction"
 MUTANTS = [
     Mutant("bound-halved", "half the construction's error (the best masks reach it at d1 = 1)",
            _scaled(construction_error, 0.5)),
+    Mutant("supremum-0.97", "0.97 x the construction's error, at the edge: sup measured / bound is 1 "
+           "(the best masks match the construction's wherever they decouple)",
+           _scaled(construction_error, 0.97)),
     Mutant(
         "no-structured-mask",
         "each entry optimal over all n products (M1 all ones, one M2 row shared by all columns ignored)",
