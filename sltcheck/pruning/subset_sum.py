@@ -30,10 +30,13 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   ``EXACT_PROVE_MAX`` nonzero candidates the search always runs to the end;
   beyond, it stops as soon as the floor is reached, searching the
   ``EXACT_FREE_MAX`` largest candidates (the others left out) when n' is larger.
-* ``"fast"``: the same search, stopping as soon as the exact error is at most
-  ``FAST_TOLERANCE`` (1e-10) or the floor, over the ``FAST_FREE_MAX`` largest
-  candidates: for widths up to 1024 and beyond. Where the optimum is above
-  1e-10 (n' <= 32 or so) it runs to the end and equals ``"exact"``.
+* ``"fast"``: stops as soon as the error is proven at most ``FAST_TOLERANCE``
+  (1e-10) or the floor, if larger. Below n' = ``window_search.MIN_CANDIDATES``
+  (128) it is the sliced search over the ``FAST_FREE_MAX`` largest candidates;
+  where the optimum is above 1e-10 (n' <= 32 or so) it runs to the end and
+  equals ``"exact"``. From 128 on it is :mod:`sltcheck.pruning.window_search`:
+  greedy on the large candidates, then meet-in-the-middle on the smallest ones
+  and on the differences of near-equal pairs, all problems in one compiled call.
 * ``"brute"``: all 2^n' subsets (n' <= 20), decided the same exact way.
 * ``"gurobi"``, ``"highs"`` (scipy.optimize.milp), ``"cvxpy"``: the MIP above.
 * ``"greedy"``: largest |a_k| first, keep it when it reduces the error.
@@ -62,7 +65,7 @@ import mpmath
 import numpy as np
 
 from sltcheck.numerics.validation import check_array, check_choice, check_dps, check_positive
-from sltcheck.pruning import sliced_search
+from sltcheck.pruning import sliced_search, window_search
 from sltcheck.pruning.solver_names import (  # noqa: F401 (re-exported: the solvers' names live in a light module)
     BRUTE_MAX_CANDIDATES,
     CERTIFICATES,
@@ -482,6 +485,8 @@ def _solve_sliced_batch(
     problems, n = a.shape
     if n <= BATCH_ENUMERATION_MAX:
         return _enumerate_batch(w, a)
+    if solver == "fast" and n >= window_search.MIN_CANDIDATES:
+        return _window_batch(w, a, workers)
     masks = np.zeros((problems, n), dtype=bool)
     certificates = ["none"] * problems
     objective = np.zeros(problems)
@@ -499,6 +504,15 @@ def _solve_sliced_batch(
         for p in range(problems):
             solve(p)
     return masks, certificates, objective, times
+
+
+def _window_batch(w: np.ndarray, a: np.ndarray, workers: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """``"fast"`` for n' >= window_search.MIN_CANDIDATES: every problem in one compiled call."""
+    tick = time.perf_counter()
+    stops = np.array([max(FAST_TOLERANCE, float64_floor(w[p], a[p])) for p in range(w.size)])
+    masks, _, _, errors = window_search.window_search(w, a, stops, workers=workers)
+    times = np.full(w.size, (time.perf_counter() - tick) / w.size)
+    return masks, ["none"] * w.size, errors, times  # the floor certificate is checked exactly by the caller
 
 
 def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
