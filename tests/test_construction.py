@@ -255,6 +255,16 @@ def test_exact_solvers_agree_inside_the_pipeline():
         assert a.error_mp == b.error_mp
 
 
+def test_worker_processes_prune_a_source_exactly_as_one_process():
+    target, source = mha_instance(n=20, seed=5, heads=2)  # n' = 20: the sliced search
+    alone, shared = prune(target, source, "exact"), prune(target, source, "exact", workers=2)
+    for a, b in zip(alone._mask_arrays(), shared._mask_arrays(), strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert [e.error_mp for e in alone.errors] == [e.error_mp for e in shared.errors]
+    with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
+        prune(target, source, "exact", workers=0)
+
+
 def test_pipeline_bad_input():
     target, source = mha_instance(n=4)
     other = sources.source_mha("theory", 0, heads=3, d_in=3, d_out=2, n_key=12, n_value=8)

@@ -367,8 +367,72 @@ def test_exact_batch_equals_one_by_one(solver):
             assert solve_subset_sum(float(w[p]), a[p], solver).masks[0].tobytes() == batch.masks[p].tobytes()
 
 
-def test_threads_give_the_same_answers():
-    w, a = lemma7_instances(6, 26, seed=15)
-    assert solve_subset_sum(w, a, "exact", workers=2).masks.tobytes() == solve_subset_sum(w, a, "exact").masks.tobytes()
+@pytest.mark.parametrize(("solver", "n"), [("exact", 26), ("fast", 40), ("fast", 256), ("mitm", 10)])
+def test_worker_processes_give_the_same_answers(solver, n):
+    w, a = lemma7_instances(7, n, seed=15 + n)
+    alone = solve_subset_sum(w, a, solver)
+    for workers in (2, 3):
+        shared = solve_subset_sum(w, a, solver, workers=workers)
+        assert shared.masks.tobytes() == alone.masks.tobytes()
+        assert shared.exact_errors == alone.exact_errors and shared.certificates == alone.certificates
+        assert shared.floors == alone.floors and shared.problem_times.shape == (7,)
     with pytest.raises(ValueError, match="workers must be a positive integer, got 0"):
-        solve_subset_sum(w, a, "exact", workers=0)
+        solve_subset_sum(w, a, solver, workers=0)
+
+
+# --- fast mode from n' = 128: the window search -------------------------------------------------------
+
+
+def adversarial_wide_instances(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lemma 7 instances with zeros, repeated values and candidates of very different sizes."""
+    w, a = lemma7_instances(4, n, seed)
+    rng = np.random.default_rng(seed)
+    a[0, rng.random(n) < 0.3] = 0.0
+    a[1, rng.integers(0, n, n // 2)] = a[1, 0]
+    a[2] *= 2.0 ** rng.integers(-40, 1, n)
+    a[3, : n // 2] = 0.0
+    return w, a
+
+
+@pytest.mark.parametrize("n", [128, 256, 1024])
+def test_window_search_numpy_equals_compiled(n):
+    from sltcheck.pruning import window_search
+
+    for w, a in (lemma7_instances(6, n, seed=700 + n), adversarial_wide_instances(n, seed=710 + n)):
+        stops = np.array([max(subset_sum.FAST_TOLERANCE, subset_sum.float64_floor(w[p], a[p])) for p in range(w.size)])
+        compiled = window_search.window_search(w, a, stops)
+        numpy = window_search.window_search(w, a, stops, use_numba=False)
+        for got, want in zip(numpy, compiled, strict=True):
+            assert got.tobytes() == want.tobytes()
+        assert not (compiled[0] & (a == 0)).any()  # a zero candidate is never kept
+
+
+def test_window_search_equality_can_fail(monkeypatch):
+    # Mutant: the numpy path's greedy keeps nothing; the comparison above must see the difference.
+    from sltcheck.pruning import window_search
+
+    w, a = lemma7_instances(3, 128, seed=720)
+    stops = np.full(3, subset_sum.FAST_TOLERANCE)
+    compiled = window_search.window_search(w, a, stops)
+    monkeypatch.setattr(window_search, "_greedy", lambda values, start, stop, residual, mask: residual)
+    assert window_search.window_search(w, a, stops, use_numba=False)[0].tobytes() != compiled[0].tobytes()
+
+
+@pytest.mark.parametrize("n", [128, 300, 1024])
+def test_fast_window_reaches_its_tolerance_and_is_exactly_checked(n):
+    w, a = lemma7_instances(8, n, seed=730 + n)
+    result = solve_subset_sum(w, a, "fast")
+    for p in range(8):
+        stop = Fraction(max(subset_sum.FAST_TOLERANCE, result.floors[p]))
+        assert result.exact_errors[p] == exact_error(w[p], a[p], result.masks[p])
+        assert result.exact_errors[p] <= stop
+        assert result.certificates[p] in ("float64-floor", "none")
+        assert (result.certificates[p] == "float64-floor") == (result.exact_errors[p] <= Fraction(result.floors[p]))
+    assert not result.proven_optimal.any()
+
+
+def test_fast_window_batch_equals_one_by_one():
+    w, a = adversarial_wide_instances(200, seed=740)
+    batch = solve_subset_sum(w, a, "fast")
+    for p in range(w.size):
+        assert solve_subset_sum(float(w[p]), a[p], "fast").masks[0].tobytes() == batch.masks[p].tobytes()

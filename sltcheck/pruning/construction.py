@@ -166,10 +166,11 @@ class _Solve:
     fallback: str | None = None
     remainder: str = "error"
     dps: int = 40
+    workers: int = 1  # processes sharing each matrix's d1 d2 problems; the masks do not depend on it
 
     def run(self, targets: np.ndarray, candidates: np.ndarray) -> SubsetSumResult:
         return solve_subset_sum(
-            targets, candidates, self.solver, options=self.options, fallback=self.fallback
+            targets, candidates, self.solver, options=self.options, fallback=self.fallback, workers=self.workers
         )
 
 
@@ -200,13 +201,14 @@ def approximate_product(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> ProductApproximation:
     """Lemma 7: masks with W ≈ (W2⊙M2)(W1⊙M1) / sqrt(scale_inverse_sqrt).
 
     W (d2 x d1) may be float64 or mpf (then the subset sums aim at its float64
     rounding, and the error is measured against W itself).
     """
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _approximate_product(W, W1, W2, how, scale_inverse_sqrt)
 
 
@@ -289,10 +291,11 @@ def prune_mha(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> PrunedMHA:
     """Masks for every head's W_QK and W_VO (Eqs. (14), (15)); errors of the pruned source's
     merged matrices against the target's, both merged in mpmath."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_mha(target, source, how, prefix="")
 
 
@@ -384,9 +387,10 @@ def approximate_relu_layer(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> ReLULayerApproximation:
     """Pensia et al.'s two-layers-for-one: masks so that W2⊙M2 ReLU(W1⊙M1 x) ≈ W x."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _approximate_relu_layer(W, W1, W2, how)
 
 
@@ -460,9 +464,10 @@ def prune_fc(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> PrunedFC:
     """Masks for a 2L-layer source approximating an L-layer target, layer pair by layer pair."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_fc(target, source, how, prefix="")
 
 
@@ -510,9 +515,10 @@ def prune(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> PrunedMHA | PrunedFC | PrunedBlock | PrunedTransformer:
     """All masks for a target and a random source of the same kind; see the module docstring."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     if isinstance(target, MHAWeights) and isinstance(source, MHAWeights):
         return _prune_mha(target, source, how, prefix="")
     if isinstance(target, FCWeights) and isinstance(source, FCWeights):
@@ -536,8 +542,9 @@ def prune_block(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> PrunedBlock:
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_block(target, source, how, prefix="")
 
 
@@ -550,8 +557,9 @@ def prune_transformer(
     options: MIPOptions | None = None,
     fallback: str | None = None,
     dps: int = 40,
+    workers: int = 1,
 ) -> PrunedTransformer:
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps))
+    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_transformer(target, source, how)
 
 

@@ -51,12 +51,14 @@ smaller than the true error of the mask it returns.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import importlib
+import multiprocessing
 import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -70,6 +72,7 @@ from sltcheck.pruning.solver_names import (  # noqa: F401 (re-exported: the solv
     BRUTE_MAX_CANDIDATES,
     CERTIFICATES,
     EXACT_SOLVERS,
+    MIP_SOLVERS,
     MITM_MAX_CANDIDATES,
     SLICED_SOLVERS,
     SOLVERS,
@@ -187,9 +190,12 @@ def solve_subset_sum(
     warning, when ``solver`` is not installed, not licensed or over its licence's
     size limit (e.g. ``fallback="mitm"`` for Gurobi's 2000-variable pip licence);
     the result's ``solver`` and ``fallback_reason`` then say what ran and why.
-    ``return_mp`` adds the errors as mpf at ``dps`` digits. ``workers`` > 1 runs
-    the problems of ``"exact"`` and ``"fast"`` on that many threads (the compiled
-    kernels and numpy's sorts release the GIL); the answers do not depend on it.
+    ``return_mp`` adds the errors as mpf at ``dps`` digits. ``workers`` > 1 splits
+    the problems of the licence-free solvers into that many contiguous chunks,
+    solved (errors recomputed exactly included) in as many worker processes, kept
+    for the next call; the MIP solvers run here, one problem after another. Masks,
+    errors and certificates do not depend on ``workers``: every problem is solved
+    on its own (see ``tests/test_subset_sum.py``).
     """
     targets_array, candidates_array = _check_problems(targets, candidates)
     solver = check_choice("solver", solver, SOLVERS)
@@ -201,12 +207,14 @@ def solve_subset_sum(
     options = options if options is not None else MIPOptions()
     check_positive("options.binary_tolerance", options.binary_tolerance)
     try:
-        return _run(solver, targets_array, candidates_array, options, return_mp, dps, workers)
+        if workers > 1 and targets_array.size > 1 and solver not in MIP_SOLVERS:
+            return _run_in_processes(solver, targets_array, candidates_array, options, return_mp, dps, workers)
+        return _run(solver, targets_array, candidates_array, options, return_mp, dps)
     except SolverUnavailableError as error:
         if fallback is None or fallback == solver:
             raise
         warnings.warn(f"{error}; falling back to solver {fallback!r}", stacklevel=2)
-        result = _run(fallback, targets_array, candidates_array, options, return_mp, dps, workers)
+        result = _run(fallback, targets_array, candidates_array, options, return_mp, dps)
         return dataclasses.replace(result, fallback_reason=str(error))
 
 
@@ -275,6 +283,49 @@ def _check_problems(targets: object, candidates: object) -> tuple[np.ndarray, np
     return w, a
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}  # worker processes by count, started once: a start costs ~1 s
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    if workers not in _POOLS:
+        # spawn: a forked child would inherit numba's and BLAS's threads in an unknown state
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        if len(_POOLS) == 1:
+            atexit.register(_close_pools)
+    return _POOLS[workers]
+
+
+def _close_pools() -> None:
+    for pool in _POOLS.values():
+        pool.shutdown(cancel_futures=True)
+    _POOLS.clear()
+
+
+def _run_in_processes(
+    solver: str, w: np.ndarray, a: np.ndarray, options: MIPOptions, return_mp: bool, dps: int, workers: int
+) -> SubsetSumResult:
+    """``_run`` on ``workers`` contiguous chunks of the problems in worker processes, joined in order."""
+    start = time.perf_counter()
+    chunks = [c for c in np.array_split(np.arange(w.size), min(workers, w.size)) if c.size]
+    futures = [_pool(workers).submit(_run, solver, w[c], a[c], options, return_mp, dps) for c in chunks]
+    parts = [future.result() for future in futures]
+    join = np.concatenate
+    return SubsetSumResult(
+        masks=join([p.masks for p in parts]),
+        errors=join([p.errors for p in parts]),
+        proven_optimal=join([p.proven_optimal for p in parts]),
+        optimality_exact=parts[0].optimality_exact,
+        solver=solver,
+        wall_time=time.perf_counter() - start,
+        problem_times=join([p.problem_times for p in parts]),
+        solver_objective=join([p.solver_objective for p in parts]),
+        errors_mp=tuple(e for p in parts for e in (p.errors_mp or ())) if return_mp else None,
+        exact_errors=tuple(e for p in parts for e in p.exact_errors),
+        certificates=tuple(c for p in parts for c in p.certificates),
+        floors=tuple(f for p in parts for f in p.floors),
+    )
+
+
 def _run(
     solver: str,
     w: np.ndarray,
@@ -282,12 +333,11 @@ def _run(
     options: MIPOptions,
     return_mp: bool,
     dps: int,
-    workers: int = 1,
 ) -> SubsetSumResult:
     start = time.perf_counter()
     problems, n = a.shape
     if solver in SLICED_SOLVERS:
-        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a, workers)
+        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a)
     else:
         solve_one = _prepare(solver, n, options)
         masks = np.zeros((problems, n), dtype=bool)
@@ -479,14 +529,14 @@ def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
 
 
 def _solve_sliced_batch(
-    solver: str, w: np.ndarray, a: np.ndarray, workers: int = 1
+    solver: str, w: np.ndarray, a: np.ndarray
 ) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
     """``"exact"`` and ``"fast"`` on every problem: masks, certificates, float errors, times."""
     problems, n = a.shape
     if n <= BATCH_ENUMERATION_MAX:
         return _enumerate_batch(w, a)
     if solver == "fast" and n >= window_search.MIN_CANDIDATES:
-        return _window_batch(w, a, workers)
+        return _window_batch(w, a)
     masks = np.zeros((problems, n), dtype=bool)
     certificates = ["none"] * problems
     objective = np.zeros(problems)
@@ -497,20 +547,16 @@ def _solve_sliced_batch(
         masks[p], certificates[p], objective[p] = _solve_sliced(float(w[p]), a[p], solver)
         times[p] = time.perf_counter() - tick
 
-    if workers > 1 and problems > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(solve, range(problems)))
-    else:
-        for p in range(problems):
-            solve(p)
+    for p in range(problems):
+        solve(p)
     return masks, certificates, objective, times
 
 
-def _window_batch(w: np.ndarray, a: np.ndarray, workers: int) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+def _window_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
     """``"fast"`` for n' >= window_search.MIN_CANDIDATES: every problem in one compiled call."""
     tick = time.perf_counter()
     stops = np.array([max(FAST_TOLERANCE, float64_floor(w[p], a[p])) for p in range(w.size)])
-    masks, _, _, errors = window_search.window_search(w, a, stops, workers=workers)
+    masks, _, _, errors = window_search.window_search(w, a, stops)
     times = np.full(w.size, (time.perf_counter() - tick) / w.size)
     return masks, ["none"] * w.size, errors, times  # the floor certificate is checked exactly by the caller
 

@@ -28,8 +28,7 @@ on its error) or both reach their maximum; the best pass is kept. Nothing here
 claims optimality: the caller recomputes the mask's error exactly.
 
 Two implementations give bit-for-bit the same masks: numba kernels (one compiled
-call for a whole batch of problems, in parallel over problems on ``workers``
-threads) and numpy (sorted sums by a stable argsort of two sorted runs, which is a
+call for a whole batch of problems) and numpy (sorted sums by a stable argsort of two sorted runs, which is a
 merge with ties to the first run; the nearest pair by binary search, which finds
 the same first right sum >= the residual as the two-pointer walk; the scalar steps
 are the same Python functions, uncompiled). The layout is numpy in both.
@@ -246,12 +245,12 @@ def _one_problem(
 
 def _batch(targets: np.ndarray, values: np.ndarray, rest: int, pairs: int, stops: np.ndarray,
            masks: np.ndarray, passes: np.ndarray, reached: np.ndarray, errors: np.ndarray) -> None:
-    for p in _prange(targets.size):
+    for p in range(targets.size):
         passes[p], reached[p], errors[p] = _one_problem(targets[p], values[p], rest, pairs, stops[p], masks[p])
 
 
 # The names the control flow calls: the numpy steps here; _compile gives a copy of it the compiled ones.
-_subset_sums, _nearest_pair, _prange = _sorted_subset_sums_numpy, _nearest_pair_numpy, range
+_subset_sums, _nearest_pair = _sorted_subset_sums_numpy, _nearest_pair_numpy
 _SCALAR_STEPS = ("_greedy", "_half_sum", "_low_sum", "_pair_differences", "_residual_within")
 
 
@@ -261,24 +260,23 @@ def _compile() -> Callable[..., None] | None:
     except ImportError:
         return None
 
-    def jit(function: Callable[..., object], name: str, **flags: bool) -> Callable[..., object]:
+    def jit(function: Callable[..., object], name: str) -> Callable[..., object]:
         # A copy of ``function`` whose global names resolve in ``namespace``: numba compiles the
         # same code with the compiled steps in place of the numpy ones.
         copy = types.FunctionType(function.__code__, namespace, name, function.__defaults__)
         copy.__qualname__, copy.__module__ = name, __name__
         try:
-            return numba.njit(cache=True, nogil=True, **flags)(copy)  # type: ignore[no-any-return]
+            return numba.njit(cache=True, nogil=True)(copy)  # type: ignore[no-any-return]
         except RuntimeError:  # no writable cache directory
-            return numba.njit(nogil=True, **flags)(copy)  # type: ignore[no-any-return]
+            return numba.njit(nogil=True)(copy)  # type: ignore[no-any-return]
 
     namespace = dict(globals())
     for name in _SCALAR_STEPS:
         namespace[name] = jit(globals()[name], f"{name}_compiled")
     namespace["_subset_sums"] = jit(_merged_subset_sums, "_merged_subset_sums_compiled")
     namespace["_nearest_pair"] = jit(_nearest_pair_walk, "_nearest_pair_walk_compiled")
-    namespace["_prange"] = numba.prange
     namespace["_one_problem"] = jit(_one_problem, "_one_problem_compiled")
-    return jit(_batch, "_batch_compiled", parallel=True)  # type: ignore[return-value]
+    return jit(_batch, "_batch_compiled")  # type: ignore[return-value]
 
 
 _compiled = functools.cache(_compile)
@@ -316,14 +314,13 @@ def layout(candidates: np.ndarray) -> tuple[np.ndarray, int, int]:
 
 
 def window_search(
-    targets: np.ndarray, candidates: np.ndarray, stops: np.ndarray, workers: int = 1, use_numba: bool = True,
+    targets: np.ndarray, candidates: np.ndarray, stops: np.ndarray, use_numba: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Masks (P, n') for the problems (targets (P,), candidates (P, n'), n' >= MIN_CANDIDATES),
     each searched until its error is proven <= stops[p] or the passes run out.
 
     Returns the masks, the number of passes per problem, whether ``stops`` was reached and the
-    float errors.
-    ``workers`` threads share the problems (compiled kernels only); nothing depends on it.
+    float errors. ``use_numba=False`` runs the numpy steps even where numba is installed.
     """
     order, rest, pairs = layout(candidates)
     values = np.ascontiguousarray(np.take_along_axis(candidates, order, axis=1), dtype=np.float64)
@@ -335,17 +332,7 @@ def window_search(
     targets = np.ascontiguousarray(targets, dtype=np.float64)
     stops = np.ascontiguousarray(stops, dtype=np.float64)
     kernel = _compiled() if use_numba else None
-    if kernel is None:
-        _batch(targets, values, rest, pairs, stops, ordered_masks, passes, reached, errors)
-    else:
-        import numba
-
-        previous = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(workers, numba.config.NUMBA_NUM_THREADS)))
-        try:
-            kernel(targets, values, rest, pairs, stops, ordered_masks, passes, reached, errors)
-        finally:
-            numba.set_num_threads(previous)
+    (kernel or _batch)(targets, values, rest, pairs, stops, ordered_masks, passes, reached, errors)
     ordered_masks &= values != 0  # a zero candidate changes nothing: never keep it
     masks = np.zeros((problems, n), dtype=bool)
     np.put_along_axis(masks, order, ordered_masks, axis=1)
