@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -274,3 +275,22 @@ def test_pipeline_bad_input():
         prune(target, sources.source_fc("theory", 0, widths=(3, 2), hidden=6))
     with pytest.raises(ValueError, match=r"precision \(dps\) must be a positive integer"):
         prune(target, source, dps=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_dot_equals_mpmaths_sum_of_exact_products(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(0, 80))
+    x = rng.uniform(-1, 1, k) * 2.0 ** rng.integers(-80, 8, k)
+    y = rng.normal(size=k) * 2.0 ** rng.integers(-80, 8, k)
+    x[rng.random(k) < 0.2] = 0.0
+    with mpmath.workdps(40):
+        reference_sum = mpmath.fsum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in zip(x, y, strict=True))
+        assert construction.exact_dot_mp(x, y) == reference_sum
+        if k > 1:  # mutant: one term left out is seen
+            assert construction.exact_dot_mp(x[1:], y[1:]) != reference_sum or x[0] * y[0] == 0
+    with mpmath.workdps(20):  # products no longer exact in mpf: the integer sum is rounded once only
+        exact = sum((Fraction(a) * Fraction(b) for a, b in zip(x, y, strict=True)), Fraction(0))
+        value = construction.exact_dot_mp(x, y)
+        assert abs(Fraction(int(value.man) * (-1 if value < 0 else 1)) * Fraction(2) ** value.exp - exact) <= \
+            abs(exact) * Fraction(1, 2**66)

@@ -266,9 +266,9 @@ def _compile() -> Callable[..., None] | None:
         copy = types.FunctionType(function.__code__, namespace, name, function.__defaults__)
         copy.__qualname__, copy.__module__ = name, __name__
         try:
-            return numba.njit(cache=True, nogil=True)(copy)  # type: ignore[no-any-return]
+            return numba.njit(cache=True, nogil=True)(copy)
         except RuntimeError:  # no writable cache directory
-            return numba.njit(nogil=True)(copy)  # type: ignore[no-any-return]
+            return numba.njit(nogil=True)(copy)
 
     namespace = dict(globals())
     for name in _SCALAR_STEPS:
