@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from fractions import Fraction
 
@@ -294,3 +295,18 @@ def test_exact_dot_equals_mpmaths_sum_of_exact_products(seed):
         value = construction.exact_dot_mp(x, y)
         assert abs(Fraction(int(value.man) * (-1 if value < 0 else 1)) * Fraction(2) ** value.exp - exact) <= \
             abs(exact) * Fraction(1, 2**66)
+
+
+@pytest.mark.parametrize(("n", "heads", "dps"), [(6, 2, 40), (16, 1, 30), (9, 3, 50)])
+def test_sparse_merge_of_a_pruned_source_is_the_dense_merge_bit_for_bit(n, heads, dps):
+    target, source = mha_instance(n=n, seed=n, heads=heads)
+    pruned = prune(target, source, "exact").weights
+    dense, sparse = pruned.merged(dps), construction.merged_sparse(pruned, dps)
+    for name in ("W_QK", "W_VO"):
+        a, b = getattr(dense, name), getattr(sparse, name)
+        assert a.shape == b.shape and [repr(x) for x in a.flat] == [repr(x) for x in b.flat]
+    # and it sees a difference: one more weight kept changes the merged matrix
+    changed = pruned.W_V.copy()
+    changed[0, 0, np.flatnonzero(changed[0, 0] == 0)[0]] = 0.5
+    other = construction.merged_sparse(dataclasses.replace(pruned, W_V=changed), dps)
+    assert [repr(x) for x in other.W_VO.flat] != [repr(x) for x in dense.W_VO.flat]

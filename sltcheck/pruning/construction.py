@@ -55,6 +55,7 @@ import numpy as np
 from sltcheck.model.weights import (
     BlockWeights,
     FCWeights,
+    MergedMHA,
     MHAMasks,
     MHAWeights,
     TransformerWeights,
@@ -351,7 +352,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
             sizes[name] = approximation.group_size
     mha_masks = MHAMasks(*(np.stack(masks[name]) for name in ("M_Q", "M_K", "M_V", "M_O")))
     pruned = source.pruned(mha_masks)
-    merged_pruned = pruned.merged(how.dps)
+    merged_pruned = merged_sparse(pruned, how.dps)
     errors = []
     for name in ("W_QK", "W_VO"):
         with mpmath.workdps(how.dps):  # mpf arithmetic, abs() included, rounds at the context's precision
@@ -370,6 +371,34 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
                 )
             )
     return PrunedMHA(masks=mha_masks, weights=pruned, errors=tuple(errors))
+
+
+def merged_sparse(weights: MHAWeights, dps: int) -> MergedMHA:
+    """``weights.merged(dps)``, bit for bit, summing only the nonzero products.
+
+    numpy's object matmul accumulates sum = p_0, then sum + p_k in order; adding an
+    exact mpf zero changes nothing, so skipping the zero products gives the same
+    roundings. A pruned source keeps about n' / 2 of its n_K products per entry, so
+    this is ~2 d1 times faster than the dense product (seconds at n_K = 8192).
+    """
+    def dot(x: np.ndarray, y: np.ndarray) -> Any:
+        total = mpmath.mpf(0)
+        for position, k in enumerate(np.flatnonzero((x != 0) & (y != 0)).tolist()):
+            product = mpmath.mpf(x[k]) * mpmath.mpf(y[k])
+            total = product if position == 0 else total + product
+        return total
+
+    with precision.working_precision(dps):
+        heads = weights.heads
+        qk = np.empty((heads, weights.W_Q.shape[1], weights.W_K.shape[1]), dtype=object)
+        vo = np.empty((heads, weights.W_V.shape[1], weights.W_O.shape[2]), dtype=object)
+        for h in range(heads):
+            for i, j in np.ndindex(qk.shape[1:]):
+                qk[h, i, j] = dot(weights.W_Q[h, i], weights.W_K[h, j])
+            for i, j in np.ndindex(vo.shape[1:]):
+                vo[h, i, j] = dot(weights.W_V[h, i], weights.W_O[h, :, j])
+        scale = precision.sqrt(precision.as_precision(np.array(weights.d_key), dps))
+        return MergedMHA(W_QK=qk / scale, W_VO=vo)
 
 
 def _check_mha_pair(target: MHAWeights, source: MHAWeights) -> None:
