@@ -436,3 +436,20 @@ def test_fast_window_batch_equals_one_by_one():
     batch = solve_subset_sum(w, a, "fast")
     for p in range(w.size):
         assert solve_subset_sum(float(w[p]), a[p], "fast").masks[0].tobytes() == batch.masks[p].tobytes()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_exact_error_equals_a_sum_of_fractions(seed):
+    # Magnitudes from subnormal to 2^1000, zeros and repeats: the per-power integer sums stay exact.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    a = rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-1070, 1000, n) if seed % 2 else lemma7_instances(1, n, seed)[1][0]
+    a[rng.random(n) < 0.2] = 0.0
+    a[: n // 4] = a[0]
+    mask = rng.random(n) < 0.6
+    w = float(rng.uniform(-1, 1) * 2.0 ** rng.integers(-1070, 30))
+    want = abs(Fraction(w) - sum((Fraction(x) for x in a[mask]), Fraction(0)))
+    assert exact_error(w, a, mask) == want
+    flipped = mask.copy()
+    flipped[np.flatnonzero(a)[0]] ^= True  # mutant: one nonzero candidate more or less is seen
+    assert exact_error(w, a, flipped) != want

@@ -219,13 +219,25 @@ def solve_subset_sum(
 
 
 def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
-    """|w - sum_k m_k a_k| exactly: every float64 is an integer over a power of two, so the
-    sum is an integer over the largest of those powers, with no rounding."""
-    kept = np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)].tolist()
-    ratios = [float(target).as_integer_ratio()] + [(-value).as_integer_ratio() for value in kept]
-    shift = max(denominator.bit_length() for _, denominator in ratios) - 1
-    total = sum(numerator << (shift - denominator.bit_length() + 1) for numerator, denominator in ratios)
-    return Fraction(abs(total), 1 << shift)
+    """|w - sum_k m_k a_k| exactly: every float64 is a 53-bit integer times a power of two, so
+    the sum is an integer times the smallest of those powers, with no rounding.
+
+    The integers are summed per power of two in numpy, split in 27-bit halves so that the
+    float64 sums of bincount stay exact (below 2^53 for up to 2^25 terms); the few per-power
+    totals are then shifted together in Python integers.
+    """
+    kept = np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)]
+    values = np.concatenate(([float(target)], -kept))
+    fractions, exponents = np.frexp(values)
+    mantissas = np.ldexp(fractions, 53).astype(np.int64)  # exact: |mantissa| < 2^53
+    powers, group = np.unique(exponents, return_inverse=True)
+    high = np.bincount(group, weights=(mantissas >> 26).astype(np.float64), minlength=powers.size)
+    low = np.bincount(group, weights=(mantissas & ((1 << 26) - 1)).astype(np.float64), minlength=powers.size)
+    base = int(powers[0]) - 53
+    total = 0
+    for power, high_sum, low_sum in zip((powers - powers[0]).tolist(), high.tolist(), low.tolist(), strict=True):
+        total += ((int(high_sum) << 26) + int(low_sum)) << power
+    return Fraction(abs(total) << base) if base >= 0 else Fraction(abs(total), 1 << -base)
 
 
 def float64_floor(target: float, candidates: np.ndarray) -> float:
