@@ -453,3 +453,27 @@ def test_exact_error_equals_a_sum_of_fractions(seed):
     flipped = mask.copy()
     flipped[np.flatnonzero(a)[0]] ^= True  # mutant: one nonzero candidate more or less is seen
     assert exact_error(w, a, flipped) != want
+
+
+@st.composite
+def wide_problems_with_zeros_repeats_and_scales(draw):
+    """One wide Lemma 7 problem (n' from 128) with zeros, repeated values and magnitudes over 2^-40..1."""
+    n = draw(st.integers(128, 260))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = rng.uniform(-1, 1, n) * rng.uniform(-1, 1, n) * 2.0 ** -rng.integers(0, draw(st.integers(0, 40)) + 1, n)
+    a[rng.random(n) < draw(st.floats(0, 0.5))] = 0.0
+    repeats = draw(st.integers(0, n // 2))
+    a[rng.integers(0, n, repeats)] = a[0]
+    return float(rng.uniform(-1, 1)), a
+
+
+@settings(max_examples=15, deadline=None)
+@given(problem=wide_problems_with_zeros_repeats_and_scales())
+def test_window_search_numpy_equals_compiled_on_any_wide_problem(problem):
+    from sltcheck.pruning import window_search
+
+    w, a = np.array([problem[0]]), problem[1][None]
+    stops = np.array([max(subset_sum.FAST_TOLERANCE, subset_sum.float64_floor(w[0], a[0]))])
+    compiled = window_search.window_search(w, a, stops)
+    numpy = window_search.window_search(w, a, stops, use_numba=False)
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(compiled, numpy, strict=True))

@@ -193,7 +193,8 @@ def solve_subset_sum(
     ``return_mp`` adds the errors as mpf at ``dps`` digits. ``workers`` > 1 splits
     the problems of the licence-free solvers into that many contiguous chunks,
     solved (errors recomputed exactly included) in as many worker processes, kept
-    for the next call; the MIP solvers run here, one problem after another. Masks,
+    for the next call (spawned: a script calling this belongs under ``if __name__ ==
+    "__main__":``); the MIP solvers run here, one problem after another. Masks,
     errors and certificates do not depend on ``workers``: every problem is solved
     on its own (see ``tests/test_subset_sum.py``).
     """
