@@ -1,9 +1,11 @@
 """Certified verdicts: "measured <= bound" decided by interval arithmetic, never by rounding.
 
-Both sides are enclosed in outward-rounded intervals (``mpmath.iv``, through the interval mode
-of :mod:`sltcheck.numerics.precision`): every float64 field of an instance is converted exactly to a
-point interval, every +, -, *, /, exp, sqrt rounds outward, so each computed interval contains
-the exact real value of the side. Then (:func:`decide_interval`):
+Both sides are enclosed in rigorous numbers of one of the backends of
+:mod:`sltcheck.numerics.balls`: arb balls (python-flint, the extra ``certify``; the default where
+it imports) or outward-rounded ``mpmath.iv`` intervals (the fallback, always installed); the
+result says which ("backend"). Every float64 field of an instance is converted exactly to a
+point, every +, -, *, /, exp, sqrt rounds outward, so each computed enclosure contains the exact
+real value of the side. Then (:func:`decide_interval`):
 
 - "holds"     if sup(measured) <= inf(bound): measured <= bound is proved;
 - "violated"  if inf(measured) >  sup(bound): measured > bound is proved;
@@ -20,15 +22,17 @@ What is enclosed: :func:`supported` lists it (``evaluate(statement, instance, va
 Mutants that only drop an assumption (``no-token-norm``, ...) keep a variant's bound: evaluate
 them under that variant's name.
 
-Not enclosed:
+Spectral norms (the ``tight``/``sharp`` chains of Theorems 9, 11, 14, and Theorem 10's generic
+delta ||A_2|| ||A_1|| + ||W_l|| on a source FC pair that is not single-input) are enclosed by
+:func:`sltcheck.numerics.intervals.spectral_norm`, which needs python-flint on either backend:
+without it ``evaluate`` returns "undecided" with a ``reason`` and no bound enclosure.
 
-- the ``tight``/``sharp`` variants of Theorems 11 and 14 (Theorem 9's are enclosed, through the
-  arb enclosure of the largest singular value, :func:`sltcheck.numerics.intervals.spectral_norm`,
-  where python-flint is installed; wiring the same into the chains of Theorems 11 and 14 is left);
-- for the same reason, Theorem 11/14 bounds on a source FC layer pair that is not
-  single-input (Theorem 10's generic delta ||A_2|| ||A_1|| + ||W_l|| is spectral): ``evaluate``
-  then returns "undecided" with a ``reason`` and no bound enclosure;
-- Theorem 9's mutants and Lemmas 2, 4, 7 (not attempted).
+Lemmas 2, 4, 7: their sides are errors of pruning masks (the construction's, or the best ones
+enumerated): the masks are taken from the solver, rounded to {0, 1}, and every error recomputed
+from them here in the backend's arithmetic (see each statement's ``enclosure``).
+
+Not enclosed: Theorem 9's mutants (the edge mutants ``supremum-*`` are closed forms of the
+worst-case modules).
 
 The "as-stated" variants of Theorems 9, 11, 14 fall back to "as-proven" where eps* >= 1; where
 the enclosure of eps* straddles 1 the enclosure is the hull of both (:func:`stated_or_proven`).
@@ -46,8 +50,10 @@ from typing import Any
 import mpmath
 
 from sltcheck.numerics import precision
+from sltcheck.numerics.balls import BACKENDS
+from sltcheck.numerics.balls import backend as pick_backend
 from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
-from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, width_digits
+from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, using, width_digits
 from sltcheck.numerics.validation import check_dps
 from sltcheck.statements import load, parts
 
@@ -75,8 +81,11 @@ def default_variant(statement: str) -> str:
 
 
 def evaluate(statement: str, instance: dict[str, Any], variant: str | None = None,
-             dps: int = DEFAULT_DPS, max_dps: int | None = None) -> dict[str, Any]:
+             dps: int = DEFAULT_DPS, max_dps: int | None = None, backend: str | None = None) -> dict[str, Any]:
     """Enclosures of measured and bound for ``instance`` and the certified outcome.
+
+    ``backend``: "arb" or "mpmath" (None: arb where python-flint imports, else mpmath); the
+    result's "backend" says which ran.
 
     ``variant`` defaults to the statement module's DEFAULT_VARIANT. Where the bound needs a
     quantity not enclosed here (a spectral norm), "bound" is None, the outcome "undecided"
@@ -96,19 +105,22 @@ def evaluate(statement: str, instance: dict[str, Any], variant: str | None = Non
     if variant not in found[statement]:
         raise ValueError(f"variant must be one of {', '.join(found[statement])} for {statement}, got {variant!r}")
     dps = check_dps(dps)
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)} or None, got {backend!r}")
+    name = pick_backend(backend).name
     limit = max(dps, MAX_DPS) if max_dps is None else check_dps(max_dps)
-    work, result = dps, _evaluate_at(statement, instance, variant, dps)
+    work, result = dps, _evaluate_at(statement, instance, variant, dps, name)
     while result["outcome"] == "undecided" and result["reason"] is None and work < limit:
         if width_digits(hull([result["measured"], result["bound"]])) >= dps - GUARD_DIGITS:
             break  # the sides agree to the digits asked for: close, not blurred
         work = min(limit, 2 * work)
-        result = _evaluate_at(statement, instance, variant, work)
-    return {"dps": dps, **result}
+        result = _evaluate_at(statement, instance, variant, work, name)
+    return {"dps": dps, "backend": name, **result}
 
 
-def _evaluate_at(statement: str, instance: dict[str, Any], variant: str, work: int) -> dict[str, Any]:
+def _evaluate_at(statement: str, instance: dict[str, Any], variant: str, work: int, backend: str) -> dict[str, Any]:
     reason = None
-    with precision.interval_arithmetic(work):
+    with precision.interval_arithmetic(work), using(backend, work):
         module = enclosures()[statement]
         m = module.measured(instance)
         try:

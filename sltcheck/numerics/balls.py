@@ -12,13 +12,19 @@ it proves nothing, never something false.
 
 :func:`backend` picks arb where python-flint imports, else mpmath; ``benchmarks/certify_backends.py``
 times both on the same boxes.
+
+The single-instance enclosures (:mod:`sltcheck.numerics.intervals`, :mod:`sltcheck.certified`) use
+the exact side of the same interface: :meth:`Backend.number` (an int, float or mpf as an exact
+point), :meth:`Backend.from_ends` and :meth:`Backend.ends` (ends as exact mpf, no float rounding),
+:meth:`Backend.log` and :meth:`Backend.working_precision` (the digits every operation keeps).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mpmath
@@ -88,6 +94,34 @@ class Backend:
     def hull(self, values: Sequence[Any]) -> Any:
         return self.interval(min(self.lower(v) for v in values), max(self.upper(v) for v in values))
 
+    # --- exact ends, for the single-instance enclosures (sltcheck.numerics.intervals) ---------------
+
+    def owns(self, x: Any) -> bool:
+        """Whether x is one of this backend's numbers."""
+        raise NotImplementedError
+
+    def number(self, value: Any) -> Any:
+        """An int, float or mpmath mpf as a point: exact (mpmath: rounded outward where it has more
+        bits than the working precision)."""
+        raise NotImplementedError
+
+    def from_ends(self, low: Any, high: Any) -> Any:
+        """A number containing every real in [low, high] (mpf or float ends, taken exactly)."""
+        raise NotImplementedError
+
+    def ends(self, x: Any) -> tuple[Any, Any]:
+        """(an mpf <= every real in x, an mpf >= every real in x), exact: -inf/+inf where x is not finite."""
+        raise NotImplementedError
+
+    def log(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def working_precision(self, dps: int) -> Iterator[None]:
+        """Every operation inside keeps about ``dps`` significant digits (and rounds outward)."""
+        raise NotImplementedError
+        yield
+
     def intersect(self, a: Any, b: Any) -> Any:
         """Two enclosures of the same real number: their common part (tighter than either)."""
         lo, hi = max(self.lower(a), self.lower(b)), min(self.upper(a), self.upper(b))
@@ -123,6 +157,60 @@ class ArbBackend(Backend):
     def lower(self, x: Any) -> float:
         return _down(float(x.lower())) if x.is_finite() else -math.inf
 
+    def owns(self, x: Any) -> bool:
+        return isinstance(x, self._arb)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, mpmath.mpf):
+            return self._of_mpf(value)
+        if isinstance(value, int):
+            from flint import fmpz
+
+            return self._arb(fmpz(value))
+        return self._arb(float(value))  # a double: exact
+
+    def _of_mpf(self, value: Any) -> Any:
+        sign, man, exp, _ = value._mpf_
+        if not man:
+            if value == 0:
+                return self._arb(0)
+            raise ValueError(f"value must be a finite number, got {value}")
+        out = self._arb((int(man), int(exp)))  # mantissa and exponent: exact
+        return -out if sign else out
+
+    def from_ends(self, low: Any, high: Any) -> Any:
+        lo, hi = self.number(low), self.number(high)
+        return lo if low == high else lo.union(hi)
+
+    def ends(self, x: Any) -> tuple[Any, Any]:
+        if not x.is_finite():
+            return mpmath.mpf("-inf"), mpmath.mpf("inf")
+        mid, rad = self._to_raw(x.mid()), self._to_raw(x.rad())  # both exact binary numbers
+        libmp = mpmath.libmp
+        return mpmath.mp.make_mpf(libmp.mpf_sub(mid, rad, 0)), mpmath.mp.make_mpf(libmp.mpf_add(mid, rad, 0))
+
+    @staticmethod
+    def _to_raw(exact: Any) -> Any:
+        """An exact arb (a midpoint or a radius) as a raw mpf, without rounding."""
+        if exact.is_zero():
+            return mpmath.libmp.fzero
+        man, exp = exact.man_exp()
+        return mpmath.libmp.from_man_exp(int(man), int(exp))
+
+    def log(self, x: Any) -> Any:
+        return x.log()
+
+    @contextlib.contextmanager
+    def working_precision(self, dps: int) -> Iterator[None]:
+        import flint
+
+        saved = flint.ctx.prec
+        flint.ctx.dps = dps
+        try:
+            yield
+        finally:
+            flint.ctx.prec = saved
+
     def upper(self, x: Any) -> float:
         return _up(float(x.upper())) if x.is_finite() else math.inf
 
@@ -155,6 +243,33 @@ class MpmathBackend(Backend):
 
     def lower(self, x: Any) -> float:
         return _down(self._end(x, 0))
+
+    def owns(self, x: Any) -> bool:
+        return isinstance(x, iv.mpf)
+
+    def number(self, value: Any) -> Any:
+        if isinstance(value, (mpmath.mpf, int)):
+            return iv.mpf(value)  # rounded outward where it has more bits than iv.prec
+        return iv.mpf(float(value))
+
+    def from_ends(self, low: Any, high: Any) -> Any:
+        return iv.mpf([low, high])  # mpf, int or float ends: rounded outward
+
+    def ends(self, x: Any) -> tuple[Any, Any]:
+        lo, hi = x._mpi_
+        return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)  # the raw ends, never rounded
+
+    def log(self, x: Any) -> Any:
+        return iv.log(x)
+
+    @contextlib.contextmanager
+    def working_precision(self, dps: int) -> Iterator[None]:
+        saved = iv.prec
+        iv.dps = dps
+        try:
+            yield
+        finally:
+            iv.prec = saved
 
     def upper(self, x: Any) -> float:
         return _up(self._end(x, 1))

@@ -1,9 +1,14 @@
-"""Interval arithmetic for certified verdicts: enclosures that contain the exact real value.
+"""Enclosures for certified verdicts: numbers that contain the exact real value.
 
-Both sides of a statement are enclosed in outward-rounded intervals (``mpmath.iv``, through the
-interval mode of :mod:`sltcheck.numerics.precision`): every float64 field of an instance is
-converted exactly to a point interval, every +, -, *, /, exp, sqrt rounds outward, so each computed
-interval contains the exact real value of the side. :func:`decide_interval` compares two enclosures.
+Both sides of a statement are enclosed in rigorous numbers of one of the two backends of
+:mod:`sltcheck.numerics.balls`: arb balls (python-flint, the extra ``certify``) or outward-rounded
+``mpmath.iv`` intervals (always installed). :func:`using` picks the backend and the working
+precision; outside it the backend is mpmath (``precision.interval_arithmetic`` sets its digits).
+Every float64 field of an instance is converted exactly to a point (:func:`num`,
+:func:`intervals`), every +, -, *, /, exp, sqrt rounds outward, so each computed number contains
+the exact real value of the side. :func:`decide_interval` compares two enclosures through their
+exact ends (:func:`ends`). The helpers below take either backend's numbers (they dispatch on the
+number) and make new ones in the active backend.
 
 The softmax, the MHA, the FC network and the block are re-stated here (:func:`softmax`,
 :func:`mha`, :func:`fc`, :func:`block`) rather than run through ``reference`` in interval mode:
@@ -13,96 +18,215 @@ interval straddling 0 cannot decide (:func:`relu` is the interval ReLU [max(0, l
 ``reference.masked_softmax`` does run in the interval mode on point inputs (tested).
 
 Norms are enclosed as sqrt(sum x_k^2) with x_k^2 evaluated as an interval square (never
-negative); max of real values as the interval hull [max of lower ends, max of upper ends]
-(:func:`hull_max`). exp(x) - 1 is evaluated with extra bits for small |x| (no cancellation);
-in the chains of Theorems 9/11/14 it follows ``arithmetic.expm1``, which replaces exp(x) - 1 by a
-power of two above ``arithmetic.HUGE_EXPONENT`` (:func:`chain_expm1`).
+negative, :func:`square`); max of real values as the hull [max of lower ends, max of upper ends]
+(:func:`hull_max`). exp(x) - 1 is arb's ``expm1`` or, on mpmath, evaluated with extra bits for
+small |x| (no cancellation); in the chains of Theorems 9/11/14 it follows ``arithmetic.expm1``,
+which replaces exp(x) - 1 by a power of two above ``arithmetic.HUGE_EXPONENT`` (:func:`chain_expm1`).
+Integer powers are repeated products (:func:`power`: arb's ``**`` of a ball is NaN near 0).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mpmath
 import numpy as np
-from mpmath import iv, libmp
+from mpmath import iv
 
-from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import HUGE_EXPONENT, VACUOUS_BITS
+from sltcheck.numerics.balls import Backend, backend
 
-# Extra bits at most for exp(x) - 1 at tiny |x| (beyond this the enclosure is merely wider).
+# Extra bits at most for exp(x) - 1 at tiny |x| on mpmath (beyond this the enclosure is merely wider).
 MAX_EXTRA_BITS = 4000
+
+_ACTIVE: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("enclosure_backend", default=None)
 
 
 class NotEnclosed(ValueError):
-    """The bound needs a quantity no enclosure covers (a spectral norm)."""
+    """The bound needs a quantity no enclosure covers (a spectral norm without python-flint)."""
+
+
+@contextlib.contextmanager
+def using(name: str | None, dps: int) -> Iterator[Backend]:
+    """Enclose in backend ``name`` ("arb", "mpmath"; None: arb where python-flint imports) at
+    ``dps`` digits: every number made inside (:func:`num`, ...) is that backend's."""
+    chosen = backend(name)
+    mp_backend = backend("mpmath")
+    token = _ACTIVE.set(chosen)
+    try:
+        # mpmath's digits too: spectral_norm and the power-of-two bound work through mpf ends
+        with mp_backend.working_precision(dps), chosen.working_precision(dps):
+            yield chosen
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active() -> Backend:
+    """The backend new numbers are made in (mpmath outside :func:`using`)."""
+    chosen = _ACTIVE.get()
+    return backend("mpmath") if chosen is None else chosen
+
+
+def owner(x: object) -> Backend:
+    """The backend whose number x is (the active one for anything else)."""
+    current = active()
+    if current.owns(x):
+        return current
+    for name in ("mpmath", "arb"):
+        if name == "arb" and not _arb_imported():
+            continue
+        other = backend(name)
+        if other.owns(x):
+            return other
+    return current
+
+
+def _arb_imported() -> bool:
+    from sltcheck.numerics.balls import arb_available
+
+    return arb_available()
+
+
+def num(value: object) -> Any:
+    """An int, float or mpf as a point of the active backend (exact)."""
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    return active().number(value)
+
+
+def interval_of(low: object, high: object) -> Any:
+    """A number of the active backend containing [low, high] (mpf or float ends)."""
+    return active().from_ends(low, high)
 
 
 def as_interval(value: object) -> Any:
-    if isinstance(value, iv.mpf):
+    """A number of the active backend: one of its numbers as it is, another backend's through its
+    exact ends, a (low, high) pair as that interval, a number as a point."""
+    current = active()
+    if current.owns(value):
         return value
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        lo, hi = iv.mpf(value[0]), iv.mpf(value[1])
-        return iv.mpf([lo.a, hi.b])
-    return iv.mpf(value)
+        return current.from_ends(mpmath.mpf(value[0]), mpmath.mpf(value[1]))
+    if isinstance(value, (int, float, mpmath.mpf, np.integer, np.floating)):
+        return num(value)
+    return current.from_ends(*ends(value))
 
 
 def decide_interval(measured_interval: object, bound_interval: object) -> str:
     """"holds" | "violated" | "undecided" from enclosures of the two sides.
 
-    Each argument is an ``mpmath.iv.mpf``, a (low, high) pair, or a number (a point interval).
+    Each argument is a number of either backend, a (low, high) pair, or a number (a point).
     """
-    m, b = as_interval(measured_interval), as_interval(bound_interval)
-    (m_lo, m_hi), (b_lo, b_hi) = m._mpi_, b._mpi_  # raw endpoints: compared exactly
-    for name, ends in (("measured_interval", (m_lo, m_hi)), ("bound_interval", (b_lo, b_hi))):
-        if any(e in (libmp.finf, libmp.fninf, libmp.fnan) for e in ends):
-            raise ValueError(f"{name} must be a finite interval, got {m if name.startswith('m') else b}")
-    if libmp.mpf_le(m_hi, b_lo):
+    pairs = []
+    for name, value in (("measured_interval", measured_interval), ("bound_interval", bound_interval)):
+        lo, hi = _pair(value)
+        if not (mpmath.isfinite(lo) and mpmath.isfinite(hi)):
+            raise ValueError(f"{name} must be a finite interval, got [{lo}, {hi}]")
+        pairs.append((lo, hi))
+    (m_lo, m_hi), (b_lo, b_hi) = pairs  # mpf comparisons are exact
+    if m_hi <= b_lo:
         return "holds"
-    if libmp.mpf_gt(m_lo, b_hi):
+    if m_lo > b_hi:
         return "violated"
     return "undecided"
+
+
+def _pair(value: object) -> tuple[Any, Any]:
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return _exact(value[0]), _exact(value[1])
+    if isinstance(value, (int, float, mpmath.mpf)):
+        return _exact(value), _exact(value)
+    return ends(value)
+
+
+def _exact(value: object) -> Any:
+    if isinstance(value, mpmath.mpf):
+        return value
+    if isinstance(value, int):
+        return mpmath.mp.make_mpf(mpmath.libmp.from_int(value))
+    return mpmath.mp.make_mpf(mpmath.libmp.from_float(float(value)))  # type: ignore[arg-type]
 
 
 # --- interval helpers -----------------------------------------------------------------------------
 
 
 def ends(x: object) -> tuple[Any, Any]:
-    """The endpoints of an interval as mpf, exactly (at the precision of their mantissas)."""
-    lo, hi = as_interval(x)._mpi_
-    bits = max(lo[3], hi[3], 53) + 10
-    with mpmath.workprec(bits):
-        return mpmath.mpf(lo), mpmath.mpf(hi)
+    """The ends of an enclosure as mpf, exactly (-inf, +inf where it is not finite)."""
+    if isinstance(x, (tuple, list)) or isinstance(x, (int, float, mpmath.mpf)):
+        return _pair(x)
+    return owner(x).ends(x)
 
 
 def hull(values: Sequence[Any]) -> Any:
     """The smallest interval containing every interval of ``values``."""
     pairs = [ends(v) for v in values]
-    return iv.mpf([min(p[0] for p in pairs), max(p[1] for p in pairs)])
+    return interval_of(min(p[0] for p in pairs), max(p[1] for p in pairs))
 
 
 def hull_max(values: Sequence[Any]) -> Any:
     """An enclosure of max(x_1, ..., x_n) for intervals x_k: [max lower ends, max upper ends]."""
-    values = [as_interval(v) for v in values]
     if not values:
         raise ValueError("hull_max needs at least one interval")
     pairs = [ends(v) for v in values]
-    low, high = max(p[0] for p in pairs), max(p[1] for p in pairs)
-    return iv.mpf([low, high])
+    return interval_of(max(p[0] for p in pairs), max(p[1] for p in pairs))
+
+
+def hull_min(values: Sequence[Any]) -> Any:
+    """An enclosure of min(x_1, ..., x_n): [min lower ends, min upper ends]."""
+    if not values:
+        raise ValueError("hull_min needs at least one interval")
+    pairs = [ends(v) for v in values]
+    return interval_of(min(p[0] for p in pairs), min(p[1] for p in pairs))
 
 
 def square(x: Any) -> Any:
-    return x**2  # iv power: [0, .] for an interval straddling zero
+    """x^2 from the ends of x, squared exactly: never below 0 (a ball's x * x can be: arb does not
+    know the two factors are one number), [0, max end^2] for an interval straddling 0."""
+    lo, hi = ends(x)
+    low, high = sorted((abs(lo), abs(hi)))
+    if lo < 0 < hi:
+        low = mpmath.mpf(0)
+    exact = mpmath.libmp.mpf_mul
+    return interval_of(mpmath.mp.make_mpf(exact(low._mpf_, low._mpf_, 0)),
+                       mpmath.mp.make_mpf(exact(high._mpf_, high._mpf_, 0)))
+
+
+def power(x: Any, exponent: int) -> Any:
+    """x ** exponent for an int exponent >= 0, as repeated products."""
+    if exponent < 0:
+        raise ValueError(f"exponent must be an integer >= 0, got {exponent!r}")
+    out = num(1)
+    for _ in range(exponent):
+        out = out * x
+    return out
+
+
+def sqrt(x: Any) -> Any:
+    """sqrt of a number known to be >= 0 (a lower end below 0 by rounding is taken as 0), from the
+    square roots of its two ends (increasing; a ball touching 0 would give NaN in arb)."""
+    lo, hi = ends(as_interval(x))
+    current = active()
+    low = ends(current.sqrt(current.from_ends(lo, lo)))[0] if lo > 0 else 0
+    return interval_of(low, ends(current.sqrt(current.from_ends(hi, hi)))[1])
+
+
+def exp(x: Any) -> Any:
+    return active().exp(as_interval(x))
+
+
+def log(x: Any) -> Any:
+    return active().log(as_interval(x))
 
 
 def norm(vector: np.ndarray) -> Any:
     """Enclosure of the Euclidean norm of a 1-D object array of intervals."""
-    total = iv.mpf(0)
+    total = num(0)
     for x in vector:
         total += square(x)
-    return iv.sqrt(total)
+    return sqrt(total)
 
 
 def row_norms(matrix: np.ndarray) -> list[Any]:
@@ -110,20 +234,50 @@ def row_norms(matrix: np.ndarray) -> list[Any]:
 
 
 def max_abs(array: np.ndarray) -> Any:
-    return hull_max([abs(x) for x in np.asarray(array, dtype=object).flat]) if array.size else iv.mpf(0)
+    return hull_max([abs(x) for x in np.asarray(array, dtype=object).flat]) if array.size else num(0)
+
+
+def is_enclosure_array(array: np.ndarray) -> bool:
+    """An object array whose entries are numbers of a backend (not floats)."""
+    return array.dtype == object and array.size > 0 and not isinstance(array.flat[0], (int, float))
 
 
 def intervals(array: object) -> np.ndarray:
-    """An object array of intervals: float64 input as exact point intervals, intervals as they are."""
+    """An object array of the active backend's numbers: float64 input as exact points, numbers as
+    they are (another backend's through their exact ends)."""
     array = np.asarray(array)
-    if precision.is_interval(array):
-        return array
-    return precision.to_iv(np.asarray(array, dtype=np.float64))
+    if is_enclosure_array(array):
+        current = active()
+        if current.owns(array.flat[0]):
+            return array
+        return np.frompyfunc(as_interval, 1, 1)(array).astype(object)
+    floats = np.asarray(array, dtype=np.float64)
+    out = np.empty(floats.shape, dtype=object)
+    current = active()
+    for index, value in np.ndenumerate(floats):
+        out[index] = current.number(float(value))
+    return out
 
 
 def scalar(value: object) -> Any:
-    """An instance's scalar field (float64 or int) as an exact point interval."""
-    return iv.mpf(float(value))  # type: ignore[arg-type]
+    """An instance's scalar field (float64 or int) as an exact point."""
+    return num(float(value))  # type: ignore[arg-type]
+
+
+def expm1(x: Any) -> Any:
+    """Enclosure of exp(x) - 1 without cancellation (arb's expm1; on mpmath with as many extra bits
+    as the subtraction cancels, |x| < 1)."""
+    x = as_interval(x)
+    current = active()
+    if current.name == "arb":
+        return current.expm1(x)
+    lo, hi = ends(x)
+    size = max(abs(lo), abs(hi))
+    if size == 0:
+        return num(0)
+    lost = min(MAX_EXTRA_BITS, max(0, -int(mpmath.floor(mpmath.log(size, 2))))) if size < 1 else 0
+    with _extra_bits(lost + 10):
+        return iv.exp(x) - 1
 
 
 @contextlib.contextmanager
@@ -136,28 +290,17 @@ def _extra_bits(bits: int) -> Iterator[None]:
         iv.prec = saved
 
 
-def expm1(x: Any) -> Any:
-    """Enclosure of exp(x) - 1, with as many extra bits as the subtraction cancels (|x| < 1)."""
-    lo, hi = ends(x)
-    size = max(abs(lo), abs(hi))
-    if size == 0:
-        return iv.mpf(0)
-    lost = min(MAX_EXTRA_BITS, max(0, -int(mpmath.floor(mpmath.log(size, 2))))) if size < 1 else 0
-    with _extra_bits(lost + 10):
-        return iv.exp(x) - 1
-
-
 def _power_of_two_bound(x: Any) -> Any:
     """Enclosure of arithmetic.expm1's stand-in for exp(x) - 1 at x > HUGE_EXPONENT: 2^(ceil(v) + 1),
     v = x log2(e) (1 + 2^-40), the exponent capped at VACUOUS_BITS. The point code rounds v at
     its own precision (at least 30 digits), so the exponent is widened by a relative 2^-60."""
-    lo, hi = ends(x / iv.log(2) * (1 + iv.mpf(2) ** -40))
+    lo, hi = ends(as_interval(x) / log(num(2)) * (1 + interval_of(mpmath.ldexp(1, -40), mpmath.ldexp(1, -40))))
     cap = int(VACUOUS_BITS)  # a Python int: compared with mpf exactly, never rounded
     with mpmath.workprec(400):  # every exponent below the cap (10^100 < 2^333) is exact here
         slack = mpmath.mpf(2) ** -60
         low = cap if lo >= cap else min(int(mpmath.floor(lo * (1 - slack))) + 1, cap)
         high = cap if hi >= cap else min(int(mpmath.ceil(hi * (1 + slack))) + 1, cap)
-    return iv.mpf([mpmath.ldexp(1, low), mpmath.ldexp(1, high)])
+    return interval_of(mpmath.ldexp(1, low), mpmath.ldexp(1, high))
 
 
 def chain_expm1(x: Any) -> Any:
@@ -169,7 +312,7 @@ def chain_expm1(x: Any) -> Any:
     if lo > huge:
         return _power_of_two_bound(x)
     # the point value is either branch, depending on where in x the real argument lies
-    return hull([expm1(iv.mpf([lo, huge])), _power_of_two_bound(iv.mpf([huge, hi]))])
+    return hull([expm1(interval_of(lo, huge)), _power_of_two_bound(interval_of(huge, hi))])
 
 
 def width_digits(x: Any) -> float:
@@ -211,8 +354,8 @@ def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if not keep.any():
             raise ValueError(f"mask row {index} attends to no token")
         lo, hi = ends(row[np.flatnonzero(keep)[0]])
-        shift = iv.mpf((lo + hi) / 2)
-        weights = [iv.exp(x - shift) if k else iv.mpf(0) for x, k in zip(row, keep, strict=True)]
+        shift = num((lo + hi) / 2)  # any point: rounding it changes nothing
+        weights = [exp(x - shift) if k else num(0) for x, k in zip(row, keep, strict=True)]
         total = sum(weights[1:], weights[0])
         out[index] = [w / total for w in weights]
     return out
@@ -224,7 +367,7 @@ def mha(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
     ``X`` is float64 or an array of intervals (the output of an earlier block)."""
     Xi = intervals(X)
     Q, K, V, O = (intervals(w) for w in weights.tensors())
-    scale = iv.sqrt(iv.mpf(weights.d_key))
+    scale = sqrt(num(weights.d_key))
     heads = []
     for j in range(weights.heads):
         scores = (Xi @ Q[j]) @ (Xi @ K[j]).T / scale
@@ -235,7 +378,7 @@ def mha(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
 def relu(x: Any) -> Any:
     """max(0, x) of an interval: [max(0, lo), max(0, hi)] (needs no comparison to be decided)."""
     lo, hi = ends(x)
-    return iv.mpf([max(lo, 0), max(hi, 0)])
+    return interval_of(max(lo, 0), max(hi, 0))
 
 
 def fc(rows: np.ndarray, layers: Sequence[np.ndarray]) -> np.ndarray:
@@ -264,8 +407,8 @@ def transformer(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
 
 def merged(weights: Any) -> tuple[np.ndarray, np.ndarray]:
     """Interval enclosures of W_QK = W_Q W_K^T / sqrt(d_K) and W_VO = W_V W_O (Eqs. 10, 11), (H, ., .)."""
-    Q, K, V, O = (precision.to_iv(np.asarray(w, dtype=np.float64)) for w in weights.tensors())
-    scale = iv.sqrt(iv.mpf(weights.d_key))
+    Q, K, V, O = (intervals(np.asarray(w, dtype=np.float64)) for w in weights.tensors())
+    scale = sqrt(num(weights.d_key))
     return Q @ K.transpose(0, 2, 1) / scale, V @ O
 
 
@@ -279,8 +422,8 @@ def merged_errors(target: Any, source: Any) -> tuple[list[Any], list[Any]]:
     for j in range(target.heads):
         same_qk = np.array_equal(target.W_Q[j], source.W_Q[j]) and np.array_equal(target.W_K[j], source.W_K[j])
         same_vo = np.array_equal(target.W_V[j], source.W_V[j]) and np.array_equal(target.W_O[j], source.W_O[j])
-        e_qk.append(iv.mpf(0) if same_qk else max_abs(t_qk[j] - s_qk[j]))
-        e_vo.append(iv.mpf(0) if same_vo else max_abs(t_vo[j] - s_vo[j]))
+        e_qk.append(num(0) if same_qk else max_abs(t_qk[j] - s_qk[j]))
+        e_vo.append(num(0) if same_vo else max_abs(t_vo[j] - s_vo[j]))
     return e_qk, e_vo
 
 
@@ -321,7 +464,7 @@ def spectral_norm(matrix: np.ndarray) -> Any:
         raise NotEnclosed("a spectral norm needs python-flint (pip install 'sltcheck[certify]')") from error
     entries = np.asarray(matrix, dtype=object)
     if entries.size == 0:
-        return iv.mpf(0)
+        return num(0)
     saved = flint.ctx.prec
     flint.ctx.prec = SPECTRAL_BITS
     try:
@@ -343,9 +486,9 @@ def spectral_norm(matrix: np.ndarray) -> Any:
         high_mp = _mpf_of(high.upper(), 1)
     finally:
         flint.ctx.prec = saved
-    low_iv = iv.sqrt(iv.mpf([max(low_mp, 0), max(low_mp, 0)]))
-    high_iv = iv.sqrt(iv.mpf([high_mp, high_mp]))
-    return iv.mpf([ends(low_iv)[0], ends(high_iv)[1]])
+    low_root = sqrt(interval_of(max(low_mp, 0), max(low_mp, 0)))
+    high_root = sqrt(interval_of(high_mp, high_mp))
+    return interval_of(ends(low_root)[0], ends(high_root)[1])
 
 
 def _mpf_of(value: Any, direction: int) -> Any:

@@ -10,9 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mpmath import iv
 
-from sltcheck.numerics.intervals import block, expm1, hull_max, mha, row_norms, scalar
+from sltcheck.numerics.intervals import block, expm1, hull_max, mha, num, row_norms, scalar, sqrt
 
 
 def input_shift(instance: dict[str, Any], with_block: bool) -> Any:
@@ -42,9 +41,9 @@ def lipschitz_bound(factor: float, eps_weight: float, *, key_scaled: bool = Fals
     def bound(instance: dict[str, Any]) -> Any:
         heads, _, d_key = np.asarray(instance["W_Q"]).shape
         d1, alpha, eps = (scalar(instance[k]) for k in ("d1", "alpha", "eps_max"))
-        arg = 4 * alpha * eps / (iv.sqrt(d_key) if key_scaled else 1)
-        soft = alpha * expm1(arg) if include_alpha_term else iv.mpf(0)
-        return iv.mpf(factor) * heads * iv.sqrt(d1) * (soft + iv.mpf(eps_weight) * eps)
+        arg = 4 * alpha * eps / (sqrt(num(int(d_key))) if key_scaled else 1)
+        soft = alpha * expm1(arg) if include_alpha_term else num(0)
+        return num(factor) * heads * sqrt(d1) * (soft + num(eps_weight) * eps)
 
     return bound
 

@@ -9,21 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mpmath import iv
-
-from sltcheck.numerics.intervals import scalar
+from sltcheck.numerics.intervals import num, power, scalar, sqrt
 from sltcheck.statements.lemma8.enclosure import bound as lemma8_bound
 from sltcheck.statements.lemma8.enclosure import measured
 
 __all__ = ["BOUNDS", "measured"]
 
 
-def linear(factor: float, power: int = 1) -> Callable[[dict[str, Any]], Any]:
-    """factor sqrt(d1) alpha eps_max^power (``lemma5._linear``)."""
+def linear(factor: float, exponent: int = 1) -> Callable[[dict[str, Any]], Any]:
+    """factor sqrt(d1) alpha eps_max^exponent (``lemma5._linear``)."""
 
     def bound(instance: dict[str, Any]) -> Any:
         d1, alpha, e = (scalar(instance[k]) for k in ("d1", "alpha", "eps_max"))
-        return iv.mpf(factor) * iv.sqrt(d1) * alpha * e**power
+        return num(factor) * sqrt(d1) * alpha * power(e, exponent)
 
     return bound
 

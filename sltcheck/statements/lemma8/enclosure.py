@@ -10,17 +10,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mpmath import iv
 
-from sltcheck.numerics import precision
-from sltcheck.numerics.intervals import expm1, hull_max, row_norms, scalar, softmax
+from sltcheck.numerics.intervals import expm1, hull_max, intervals, num, row_norms, scalar, softmax, sqrt
 
 
 def measured(instance: dict[str, Any]) -> Any:
-    logits = precision.to_iv(np.asarray(instance["logits"], dtype=np.float64))
+    logits = intervals(np.asarray(instance["logits"], dtype=np.float64))
     mask = np.asarray(instance["mask"])
-    pert = precision.to_iv(np.asarray(instance["perturbation"], dtype=np.float64))
-    X = precision.to_iv(np.asarray(instance["X"], dtype=np.float64))
+    pert = intervals(np.asarray(instance["perturbation"], dtype=np.float64))
+    X = intervals(np.asarray(instance["X"], dtype=np.float64))
     p = softmax(logits, mask)
     q = softmax(logits + pert, mask)
     return hull_max(row_norms((p - q) @ X))
@@ -29,7 +27,7 @@ def measured(instance: dict[str, Any]) -> Any:
 def bound(factor: float, exponent: float) -> Callable[[dict[str, Any]], Any]:
     def bound(instance: dict[str, Any]) -> Any:
         d1, alpha, e = (scalar(instance[k]) for k in ("d1", "alpha", "eps_max"))
-        return iv.mpf(factor) * iv.sqrt(d1) * alpha * expm1(iv.mpf(exponent) * e)
+        return num(factor) * sqrt(d1) * alpha * expm1(num(exponent) * e)
 
     return bound
 

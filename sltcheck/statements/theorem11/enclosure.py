@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mpmath import iv
 
 from sltcheck.numerics.intervals import (
     NotEnclosed,
@@ -24,7 +23,10 @@ from sltcheck.numerics.intervals import (
     intervals,
     max_abs,
     merged_errors,
+    num,
+    power,
     scalar,
+    sqrt,
     stated_or_proven,
 )
 from sltcheck.statements.theorem9.enclosure import chain as t9_chain
@@ -67,9 +69,9 @@ def fc_bound(target: Any, source: Any, input_norm: Any, reading: str = "pensia")
         if reading == "theorem10-literal":
             return chain_expm1(r * e10 / 2)
         return r * chain_expm1(e10 / 2)
-    gap = iv.mpf(0)
+    gap = num(0)
     for W, e in zip(target.layers, errors, strict=True):
-        delta = iv.sqrt(iv.mpf(W.shape[0] * W.shape[1])) * e  # sqrt(d_l d_{l+1}) e_l
+        delta = sqrt(num(W.shape[0] * W.shape[1])) * e  # sqrt(d_l d_{l+1}) e_l
         gap = gap + delta * (r + gap)  # ||W_l|| <= 1: the input norm stays r
     return gap
 
@@ -78,7 +80,7 @@ def chain(target: Any, source: Any, token_bound: Any, reading: str = "pensia") -
     """``theorem11.chain`` in mode "as-proven": A (Theorem 9), r (Eq. 19), the FC term, total = FC + 2A."""
     A = t9_chain(target.attention, source.attention, token_bound)
     a = as_interval(token_bound)
-    H, root = target.attention.heads, iv.sqrt(iv.mpf(target.attention.d_in))
+    H, root = target.attention.heads, sqrt(num(target.attention.d_in))
     r = hull_max([3 * a * H * root, A + a * (H * root + 1)])  # Eq. 19
     fc_term = fc_bound(target.fc, source.fc, r, reading)
     return {"attention": A, "fc_input": r, "fc": fc_term, "total": fc_term + A + A}  # F_T 1-Lipschitz
@@ -90,10 +92,10 @@ def eps_star(target: Any, source: Any, alpha: Any) -> Any:
     errors = fc_layer_errors(target.fc, source.fc)
     a = as_interval(alpha)
     H, L = target.attention.heads, len(target.fc.layers)
-    d1, d2 = iv.mpf(target.attention.d_in), iv.mpf(target.attention.d_out)
-    root = iv.sqrt(d1)
-    qk = 32 * H * a**3 * d1 * root * largest(e_qk)
-    vo = 8 * H * a * d1 * iv.sqrt(d2) * largest(e_vo)
+    d1, d2 = num(target.attention.d_in), num(target.attention.d_out)
+    root = sqrt(d1)
+    qk = 32 * H * power(a, 3) * d1 * root * largest(e_qk)
+    vo = 8 * H * a * d1 * sqrt(d2) * largest(e_vo)
     ff = hull_max([24 * a * L * H * root * W.shape[0] * W.shape[1] * e
                    for W, e in zip(target.fc.layers, errors, strict=True)])
     return hull_max([qk, vo, ff])

@@ -12,16 +12,26 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mpmath import iv
 
-from sltcheck.numerics.intervals import as_interval, chain_expm1, gap, hull_max, scalar, stated_or_proven, transformer
+from sltcheck.numerics.intervals import (
+    as_interval,
+    chain_expm1,
+    gap,
+    hull_max,
+    num,
+    power,
+    scalar,
+    sqrt,
+    stated_or_proven,
+    transformer,
+)
 from sltcheck.statements.theorem11.enclosure import chain as t11_chain
 from sltcheck.statements.theorem11.enclosure import eps_star as t11_eps_star
 
 
 def lemma13_term(H: int, d1: int, beta: Any, delta: Any, factor: int = 2) -> Any:
     """``theorem14.lemma13``: factor H sqrt(d1) (beta (exp(4 beta delta) - 1) + 2 delta)."""
-    return factor * H * iv.sqrt(iv.mpf(d1)) * (beta * chain_expm1(4 * beta * delta) + 2 * delta)
+    return factor * H * sqrt(num(d1)) * (beta * chain_expm1(4 * beta * delta) + 2 * delta)
 
 
 def chain(target: Any, source: Any, token_bound: Any, lemma13_factor: int = 2) -> dict[str, Any]:
@@ -30,7 +40,7 @@ def chain(target: Any, source: Any, token_bound: Any, lemma13_factor: int = 2) -
     if len(source.blocks) != len(target.blocks):
         raise ValueError(f"pruned_source must have {len(target.blocks)} blocks, got {len(source.blocks)}")
     d1 = target.blocks[0].attention.d_in
-    beta, delta = as_interval(token_bound), iv.mpf(0)
+    beta, delta = as_interval(token_bound), num(0)
     rows = []
     for b, (tgt, src) in enumerate(zip(target.blocks, source.blocks, strict=True)):
         H = tgt.attention.heads
@@ -40,30 +50,30 @@ def chain(target: Any, source: Any, token_bound: Any, lemma13_factor: int = 2) -
         rows.append({"beta": beta, "alpha": alpha_b, "delta_in": delta, "lemma13": propagated,
                      "theorem11": block_error})
         delta = propagated + block_error
-        beta = beta * 4 * H * iv.sqrt(iv.mpf(d1))
+        beta = beta * 4 * H * sqrt(num(d1))
     return {"blocks": rows, "total": delta}
 
 
 def eps_star(target: Any, source: Any, alpha: Any) -> Any:
     """``theorem14.eps_star``: max_b K_b eps*_11,b(alpha_b), alpha_1 = alpha, alpha_b = 2 beta_b."""
     B, H, d1 = len(target.blocks), target.blocks[0].attention.heads, target.blocks[0].attention.d_in
-    root = iv.sqrt(iv.mpf(d1))
+    root = sqrt(num(d1))
     a = as_interval(alpha)
-    beta = [a * (4 * H * root) ** b for b in range(B)]
+    beta = [a * power(4 * H * root, b) for b in range(B)]
     stars = []
     for b, (tgt, src) in enumerate(zip(target.blocks, source.blocks, strict=True)):
-        product = iv.mpf(1)
+        product = num(1)
         for j in range(b + 2, B + 1):  # K_b (b 1-based): prod_{j=b+1}^B 16 H sqrt(d1) beta_j^2
-            product *= 16 * H * root * beta[j - 1] ** 2
-        power = B - 1 if b == 0 else B - b  # 2^{B-1} for the first block, 2^{B-b+1} (1-based) after
+            product *= 16 * H * root * beta[j - 1] * beta[j - 1]
+        twos = B - 1 if b == 0 else B - b  # 2^{B-1} for the first block, 2^{B-b+1} (1-based) after
         alpha_b = beta[0] if b == 0 else 2 * beta[b]
-        stars.append(iv.mpf(2) ** power * product * t11_eps_star(tgt, src, alpha_b))
+        stars.append(num(2**twos) * product * t11_eps_star(tgt, src, alpha_b))
     return hull_max(stars)
 
 
 def constant_betas(target: Any, source: Any, alpha: Any) -> Any:
     """The mutant ``constant-betas``: every block's inputs taken as bounded by alpha."""
-    delta = iv.mpf(0)
+    delta = num(0)
     for tgt, src in zip(target.blocks, source.blocks, strict=True):
         H, d1 = tgt.attention.heads, tgt.attention.d_in
         delta = lemma13_term(H, d1, alpha, delta) + t11_chain(tgt, src, alpha + delta)["total"]
@@ -96,7 +106,7 @@ def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
         if variant == "last-block-only":
             return parts["blocks"][-1]["theorem11"]
         if variant == "lipschitz-one":
-            return sum((row["theorem11"] for row in parts["blocks"]), iv.mpf(0))
+            return sum((row["theorem11"] for row in parts["blocks"]), num(0))
         return parts["total"]  # as-proven
 
     return bound

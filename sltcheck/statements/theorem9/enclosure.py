@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mpmath import iv
 
 from sltcheck.numerics.intervals import (
     as_interval,
@@ -23,9 +22,12 @@ from sltcheck.numerics.intervals import (
     merged,
     merged_errors,
     mha,
+    num,
+    power,
     row_norms,
     scalar,
     spectral_norm,
+    sqrt,
     stated_or_proven,
 )
 
@@ -43,26 +45,26 @@ def chain(target: Any, source: Any, token_bound: Any) -> Any:
     (an interval): sum_j sqrt(d1) a (exp(2 a^2 d1 e_QK^(j)) - 1) + d1 sqrt(d2) a e_VO^(j)."""
     e_qk, e_vo = merged_errors(target, source)
     a = as_interval(token_bound)
-    d1, d2 = iv.mpf(target.d_in), iv.mpf(target.d_out)
-    total = iv.mpf(0)
+    d1, d2 = num(target.d_in), num(target.d_out)
+    total = num(0)
     for qk, vo in zip(e_qk, e_vo, strict=True):
         eps_j = a * a * d1 * qk
-        total += iv.sqrt(d1) * a * chain_expm1(2 * eps_j) + d1 * iv.sqrt(d2) * a * vo
+        total += sqrt(d1) * a * chain_expm1(2 * eps_j) + d1 * sqrt(d2) * a * vo
     return total
 
 
 def eps_star(target: Any, source: Any, alpha: Any) -> Any:
     """``theorem9.eps_star``: max(8 H a^3 d1^{3/2} max_j e_QK, 2 H a d1 sqrt(d2) max_j e_VO)."""
     e_qk, e_vo = merged_errors(target, source)
-    a, h = as_interval(alpha), iv.mpf(target.heads)
-    d1, d2 = iv.mpf(target.d_in), iv.mpf(target.d_out)
-    qk = 8 * h * a**3 * d1 * iv.sqrt(d1) * largest(e_qk)
-    vo = 2 * h * a * d1 * iv.sqrt(d2) * largest(e_vo)
+    a, h = as_interval(alpha), num(target.heads)
+    d1, d2 = num(target.d_in), num(target.d_out)
+    qk = 8 * h * power(a, 3) * d1 * sqrt(d1) * largest(e_qk)
+    vo = 2 * h * a * d1 * sqrt(d2) * largest(e_vo)
     return hull_max([qk, vo])
 
 
 def largest(errors: list[Any]) -> Any:
-    return hull_max(errors) if errors else iv.mpf(0)  # no heads: max(..., default=0)
+    return hull_max(errors) if errors else num(0)  # no heads: max(..., default=0)
 
 
 def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
@@ -87,13 +89,13 @@ def spectral_chain(target: Any, source: Any, token_bound: Any, with_root: bool) 
     by :func:`~sltcheck.numerics.intervals.spectral_norm` (arb)."""
     (t_qk, t_vo), (s_qk, s_vo) = merged(target), merged(source)
     a = as_interval(token_bound)
-    root = iv.sqrt(iv.mpf(target.d_in)) if with_root else iv.mpf(1)
-    total = iv.mpf(0)
+    root = sqrt(num(target.d_in)) if with_root else num(1)
+    total = num(0)
     for j in range(target.heads):
         same_qk = np.array_equal(target.W_Q[j], source.W_Q[j]) and np.array_equal(target.W_K[j], source.W_K[j])
         same_vo = np.array_equal(target.W_V[j], source.W_V[j]) and np.array_equal(target.W_O[j], source.W_O[j])
-        qk = iv.mpf(0) if same_qk else spectral_norm(t_qk[j] - s_qk[j])
-        vo = iv.mpf(0) if same_vo else spectral_norm(t_vo[j] - s_vo[j])
+        qk = num(0) if same_qk else spectral_norm(t_qk[j] - s_qk[j])
+        vo = num(0) if same_vo else spectral_norm(t_vo[j] - s_vo[j])
         total += root * a * chain_expm1(2 * a * a * qk) * spectral_norm(t_vo[j]) + root * a * vo
     return total
 
