@@ -3,7 +3,9 @@
 ``theorem14``: measured (max_i ||Tf_S(x_i) - Tf_T(x_i)||), the bounds ``as-proven``,
   ``lemma13-as-stated`` and ``as-stated`` (the recursion over blocks with beta_b, Lemma 13
   and Theorem 11's as-proven chain at alpha_b = max(2 beta_b, beta_b + Delta_b)), and the
-  mutants ``last-block-only``, ``lipschitz-one``, ``constant-betas``.
+  mutants ``last-block-only``, ``lipschitz-one``, ``constant-betas``; ``tight`` and ``sharp``
+  (actual spectral norms: the corrected Lemmas 12/13 per block and Theorem 11's chain in that
+  mode, :func:`spectral_recursion`).
 """
 
 from __future__ import annotations
@@ -18,15 +20,19 @@ from sltcheck.numerics.intervals import (
     chain_expm1,
     gap,
     hull_max,
+    merged,
     num,
     power,
     scalar,
+    spectral_norm,
     sqrt,
     stated_or_proven,
     transformer,
 )
+from sltcheck.statements.theorem9.enclosure import largest_token_norm
 from sltcheck.statements.theorem11.enclosure import chain as t11_chain
 from sltcheck.statements.theorem11.enclosure import eps_star as t11_eps_star
+from sltcheck.statements.theorem11.enclosure import fc_lipschitz
 
 
 def lemma13_term(H: int, d1: int, beta: Any, delta: Any, factor: int = 2) -> Any:
@@ -80,6 +86,40 @@ def constant_betas(target: Any, source: Any, alpha: Any) -> Any:
     return delta
 
 
+def block_lipschitz(block: Any, beta: Any, delta: Any, mode: str) -> Any:
+    """``theorem14.block_lipschitz`` (corrected Lemmas 12/13, actual spectral norms): (1 + Lip F_T)
+    (sum_j [sqrt(d1)] (beta (exp(2 ||W_QK|| (2 beta delta + delta^2)) - 1) + delta) ||W_VO|| + delta)."""
+    qk, vo = merged(block.attention)
+    root = sqrt(num(block.attention.d_in)) if mode == "tight" else num(1)
+    attention = num(0)
+    for qk_j, vo_j in zip(qk, vo, strict=True):
+        eps = spectral_norm(qk_j) * (2 * beta * delta + delta * delta)
+        attention += root * (beta * chain_expm1(2 * eps) + delta) * spectral_norm(vo_j)
+    return (1 + fc_lipschitz(block.fc, mode)) * (attention + delta)
+
+
+def target_growth(block: Any, mode: str) -> Any:
+    """``theorem14.target_growth``: (1 + Lip F_T)(1 + [sqrt(d1)] sum_j ||W_VO^(j)||)."""
+    _, vo = merged(block.attention)
+    root = sqrt(num(block.attention.d_in)) if mode == "tight" else num(1)
+    values = sum((spectral_norm(m) for m in vo), num(0))
+    return (1 + fc_lipschitz(block.fc, mode)) * (1 + root * values)
+
+
+def spectral_recursion(target: Any, source: Any, token_bound: Any, mode: str) -> Any:
+    """``theorem14.chain`` in mode "tight" or "sharp": beta_1 = the largest token norm, alpha_b =
+    beta_b + Delta_b, Theorem 11's chain in that mode, Delta_{b+1} = block Lipschitz + block error."""
+    if len(source.blocks) != len(target.blocks):
+        raise ValueError(f"pruned_source must have {len(target.blocks)} blocks, got {len(source.blocks)}")
+    beta, delta = as_interval(token_bound), num(0)
+    for b, (tgt, src) in enumerate(zip(target.blocks, source.blocks, strict=True)):
+        alpha_b = beta if b == 0 else beta + delta
+        block_error = t11_chain(tgt, src, alpha_b, mode=mode)["total"]
+        delta = block_lipschitz(tgt, beta, delta, mode) + block_error
+        beta = beta * target_growth(tgt, mode)
+    return delta
+
+
 def measured(instance: dict[str, Any]) -> Any:
     from sltcheck.statements import theorem14 as t14
 
@@ -95,6 +135,8 @@ def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
         from sltcheck.statements import theorem14 as t14
 
         target, source, alpha = t14.target_of(instance), t14.source_of(instance), scalar(instance["alpha"])
+        if variant in ("tight", "sharp"):
+            return spectral_recursion(target, source, largest_token_norm(instance), variant)
         if variant == "constant-betas":
             return constant_betas(target, source, alpha)
         if variant == "lemma13-as-stated":
@@ -113,4 +155,5 @@ def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
 
 
 BOUNDS: dict[str, Callable[[dict[str, Any]], Any]] = {name: bound(name) for name in (
-    "as-proven", "lemma13-as-stated", "as-stated", "last-block-only", "lipschitz-one", "constant-betas")}
+    "as-proven", "lemma13-as-stated", "as-stated", "tight", "sharp",
+    "last-block-only", "lipschitz-one", "constant-betas")}
