@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import mpmath
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ from sltcheck import certified
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import arithmetic, intervals, precision
+from sltcheck.numerics.balls import arb_available
 from sltcheck.numerics.verdict import decide
 from sltcheck.statements import load
 from sltcheck.statements import theorem9 as t9
@@ -387,18 +391,16 @@ def test_theorem11_undecided_on_an_instance_sitting_on_the_bound():
 
 
 @pytest.mark.parametrize("statement", ["theorem11", "theorem14"])
-def test_spectral_fc_pairs_are_undecided_with_a_reason(statement):
+def test_generic_fc_pairs_are_enclosed_through_spectral_norms(statement):
+    """A source FC pair that is not single-input: Theorem 10's generic delta ||A_2|| ||A_1|| + ||W_l||."""
+    pytest.importorskip("flint")
     rng = np.random.default_rng(5)
     if statement == "theorem11":
         inst, variants = _random_t11(rng, structured=False), T11_VARIANTS
     else:
         inst, variants = _random_t14(rng, structured=False), T14_VARIANTS
     for variant in variants:
-        result = certified.evaluate(statement, inst, variant)
-        assert result["outcome"] == "undecided" and not result["certified"]
-        assert "single-input" in result["reason"] and result["bound"] is None
-        dumped = certified.as_dict(result)
-        assert dumped["bound_interval"] is None and dumped["measured_interval"] is not None
+        _agrees(statement, inst, variant)
 
 
 T14_VARIANTS = ("as-proven", "lemma13-as-stated", "as-stated", "last-block-only", "lipschitz-one", "constant-betas")
@@ -458,17 +460,143 @@ def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
 
 def test_unsupported():
     with pytest.raises(ValueError, match="statement"):
-        certified.evaluate("lemma2", {}, None)
+        certified.evaluate("lemma99", {}, None)
     with pytest.raises(ValueError, match="variant"):
         certified.evaluate("lemma8", {}, "tight")
     with pytest.raises(ValueError, match="variant"):
-        certified.evaluate("theorem11", {}, "sharp")
+        certified.evaluate("theorem11", {}, "no-such-variant")
+    with pytest.raises(ValueError, match="backend"):
+        certified.evaluate("lemma8", _lemma8_extremal(2, 1.5, 0.2), backend="interval")
+
+
+def test_every_variant_is_enclosed():
+    """Every statement has an enclosure, of every variant (so ``check`` certifies each worst instance)."""
+    from sltcheck.statements import STATEMENT_MODULES
+
     covered = certified.supported()
-    assert "as-proven" in covered["theorem9"]
-    for statement in ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14"):
+    assert set(covered) == set(STATEMENT_MODULES)
+    for statement in covered:
         module = load(statement)
         assert module.DEFAULT_VARIANT in covered[statement]
+        assert set(module.VARIANTS) <= set(covered[statement]), statement
         assert all(name in module.VARIANTS or name in {m.name for m in module.MUTANTS} for name in covered[statement])
-        spectral = {"tight", "sharp"} & set(covered[statement])
-        # the spectral chains need arb's eigenvalue enclosures: Theorem 9's only, so far
-        assert spectral == ({"tight", "sharp"} if statement == "theorem9" else set())
+
+
+# --- the enclosures on both backends; the tight/sharp chains and Lemmas 2, 4, 7 ------------------
+
+BACKENDS = [pytest.param("arb", marks=pytest.mark.skipif(not arb_available(), reason="needs python-flint")),
+            "mpmath"]
+
+
+def _start(statement: str, shape: dict, seed: int = 0, on_boundary: bool = True) -> dict:
+    instances = importlib.import_module(f"sltcheck.statements.{statement}.instances")
+    return instances.start(shape, np.random.default_rng(seed), on_boundary=on_boundary)
+
+
+def _t11_scalar(S_O: float = 1.01) -> dict:
+    """d1 = H = L = 1, one token: measured = 2 a |dW_VO| = the sharp and the tight bound (F_T = id)."""
+    target, source = _scalar_block(1.0, S_O)
+    return t11.make_instance(target, source, np.array([[1.3]]), np.ones((1, 1), np.int8), 1.5)
+
+
+# (statement, variant, instance): each enclosure holds the module's 60-digit values of both sides
+ENCLOSED_AT_60_DIGITS = [
+    ("theorem11", "tight", lambda: _random_t11(np.random.default_rng(3))),
+    ("theorem11", "sharp", lambda: _random_t11(np.random.default_rng(4))),
+    ("theorem11", "tight", lambda: _random_t11(np.random.default_rng(5), structured=False)),  # generic FC pair
+    ("theorem11", "as-proven", lambda: _random_t11(np.random.default_rng(5), structured=False)),
+    ("theorem14", "tight", lambda: _random_t14(np.random.default_rng(3))),
+    ("theorem14", "sharp", lambda: _random_t14(np.random.default_rng(4), structured=False)),
+    ("lemma2", "as-proven", lambda: _start("lemma2", {"d1": 2, "d2": 2, "n_prime": 4}, on_boundary=False)),
+    ("lemma2", "bound-quartered", lambda: _start("lemma2", {"d1": 1, "d2": 2, "n_prime": 3})),
+    ("lemma4", "construction", lambda: _start("lemma4", {"d1": 2, "d2": 2, "n_prime": 2})),
+    ("lemma7", "construction", lambda: _start("lemma7", {"d1": 2, "d2": 2, "n_prime": 2}, seed=1)),
+    ("lemma7", "no-structured-mask", lambda: _start("lemma7", {"d1": 2, "d2": 1, "n_prime": 2})),
+    ("lemma7", "supremum-0.97", lambda: _start("lemma7", {"d1": 3, "d2": 1, "n_prime": 1})),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("statement", "variant", "make"), ENCLOSED_AT_60_DIGITS,
+                         ids=[f"{s}-{v}-{i}" for i, (s, v, _) in enumerate(ENCLOSED_AT_60_DIGITS)])
+def test_enclosure_contains_the_60_digit_value(statement, variant, make, backend):
+    if statement.startswith("theorem"):
+        pytest.importorskip("flint")  # spectral norms (tight, sharp, a generic FC pair)
+    inst = make()
+    with mpmath.workdps(60):
+        values = (load(statement).measured(inst, 60), _point_bound(statement, variant)(inst, 60))
+    result = certified.evaluate(statement, inst, variant, dps=60, backend=backend)
+    assert result["backend"] == backend and result["reason"] is None
+    with mpmath.workdps(80):
+        for side, value in zip(("measured", "bound"), values, strict=True):
+            lo, hi = intervals.ends(result[side])
+            slack = mpmath.mpf(10) ** -57 * abs(value)  # the module rounds its result to 60 digits
+            assert lo - slack <= value <= hi + slack, (value, lo, hi)
+            if side == "bound" or statement not in ("lemma4", "lemma7"):  # their measured: [float optimum
+                # - its rounding bound, the best masks' exact error]
+                assert hi - lo <= mpmath.mpf(10) ** -40 * max(abs(value), 1), (side, lo, hi)
+
+
+def _last_block_sharp(result: dict, inst: dict) -> object:
+    """Theorem 14 sharp with the last block's Theorem 11 term only (block 2 exact: 0)."""
+    from sltcheck.statements.theorem11.enclosure import chain
+
+    target, source = t14.target_of(inst), t14.source_of(inst)
+    token_bound = intervals.num(float(np.linalg.norm(inst["X"], axis=1).max())) * 1000  # any bound: the term is 0
+    return chain(target.blocks[-1], source.blocks[-1], token_bound, mode="sharp")["total"]
+
+
+# (statement, variant whose bound the mutant changes, mutant, instance): certified violated
+MUTANT_REFUTED = [
+    ("theorem11", "sharp", "half the sharp bound (attained: one token, W_VO perturbed, F_T = id)",
+     lambda r, inst: intervals.as_interval(r["bound"]) / 2, _t11_scalar),
+    ("theorem11", "tight", "half the tight bound", lambda r, inst: intervals.as_interval(r["bound"]) / 2, _t11_scalar),
+    ("theorem14", "sharp", "the last block's sharp Theorem 11 term only", _last_block_sharp,
+     lambda: _t14_scalar(1.01, 1.0)),
+    ("lemma2", "bound-quartered", "sqrt(d1 d2) e / 4 at d1 = d2 = 1, x = +-e_1", None,
+     lambda: _start("lemma2", {"d1": 1, "d2": 1, "n_prime": 4})),
+    ("lemma7", "bound-halved", "half the construction's error at d1 = 1", None,
+     lambda: _start("lemma7", {"d1": 1, "d2": 2, "n_prime": 4})),
+    ("lemma7", "supremum-0.97", "0.97 x the construction's error", None,
+     lambda: _start("lemma7", {"d1": 2, "d2": 2, "n_prime": 3})),
+    ("lemma4", "bound-halved", "half the construction's error", None,
+     lambda: _start("lemma4", {"d1": 2, "d2": 2, "n_prime": 2})),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("statement", "variant", "mutant", "mutate", "make"), MUTANT_REFUTED,
+                         ids=[f"{s}-{v}-{i}" for i, (s, v, *_) in enumerate(MUTANT_REFUTED)])
+def test_mutant_instance_is_certified_violated(statement, variant, mutant, mutate, make, backend):
+    if statement.startswith("theorem"):
+        pytest.importorskip("flint")
+    inst = make()
+    result = certified.evaluate(statement, inst, variant, backend=backend)
+    if mutate is None:  # a mutant of the statement module, enclosed as such
+        assert result["outcome"] == "violated", mutant
+        return
+    assert result["outcome"] in ("holds", "undecided")  # the variant itself is not refuted
+    with intervals.using(backend, certified.DEFAULT_DPS):
+        assert intervals.decide_interval(result["measured"], mutate(result, inst)) == "violated", mutant
+
+
+def test_spectral_bounds_need_python_flint(monkeypatch):
+    """Without python-flint the spectral chains are undecided with a reason, on the mpmath backend."""
+    monkeypatch.setitem(sys.modules, "flint", None)  # import flint now fails
+    result = certified.evaluate("theorem11", _t11_scalar(), "sharp", backend="mpmath")
+    assert result["outcome"] == "undecided" and result["bound"] is None and "python-flint" in result["reason"]
+
+
+@pytest.mark.parametrize("statement", ["lemma8", "theorem9", "lemma12"])
+def test_backends_agree(statement):
+    """The two backends' enclosures of the same instance overlap and give the same outcome."""
+    if not arb_available():
+        pytest.skip("needs python-flint")
+    inst = {"lemma8": lambda: _lemma8_extremal(2, 1.5, 0.2),
+            "theorem9": lambda: _start("theorem9", importlib.import_module("sltcheck.statements.theorem9.instances").shapes()[0]),
+            "lemma12": lambda: _random_lipschitz(np.random.default_rng(3), L=0)}[statement]()
+    arb, mp = (certified.evaluate(statement, inst, backend=b) for b in ("arb", "mpmath"))
+    assert (arb["backend"], mp["backend"]) == ("arb", "mpmath") and arb["outcome"] == mp["outcome"]
+    for side in ("measured", "bound"):
+        (a_lo, a_hi), (m_lo, m_hi) = intervals.ends(arb[side]), intervals.ends(mp[side])
+        assert max(a_lo, m_lo) <= min(a_hi, m_hi)

@@ -70,6 +70,28 @@ def best_error_float(W: np.ndarray, W1: np.ndarray, W2: np.ndarray) -> float:
     return float(best.min())
 
 
+def best_masks(W: np.ndarray, W1: np.ndarray, W2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(M1, M2) attaining :func:`best_error_float` (the float64 optimum): their exact error is an
+    upper bound on the exact optimum, as :func:`best_error_lower_bound` is a lower one."""
+    d2, d1 = W.shape
+    n = W1.shape[0]
+    best_error_float(W, W1, W2)  # the same size check
+    transposed = d2 < d1
+    if transposed:
+        W, W1, W2 = W.T, W2.T, W1.T
+        d2, d1 = d1, d2
+    subsets = _subsets(n)
+    outer = _subsets(n * d1).reshape(-1, n, d1)
+    best = np.full(outer.shape[0], -np.inf)
+    for i in range(d2):
+        sums = np.einsum("sk,mkj->msj", subsets, outer * (W2[i][:, None] * W1)[None])
+        best = np.maximum(best, np.abs(W[i][None, None, :] - sums).max(axis=2).min(axis=1))
+    M1 = outer[int(np.argmin(best))]
+    rows = [np.abs(W[i][None, :] - subsets @ (W2[i][:, None] * W1 * M1)).max(axis=1).argmin() for i in range(d2)]
+    M2 = subsets[np.asarray(rows, dtype=int)]
+    return (M2.T, M1.T) if transposed else (M1, M2)
+
+
 def best_error_lower_bound(W: np.ndarray, W1: np.ndarray, W2: np.ndarray) -> float:
     """A certified lower bound on the exact optimum over all masks (float optimum - rounding bound, >= 0)."""
     return max(0.0, best_error_float(W, W1, W2) - rounding_bound(W, W1.shape[0]))
