@@ -54,6 +54,7 @@ class FindingRecord(TypedDict):
     ratios: list[float | str]
     certified: NotRequired[bool]
     certified_outcome: NotRequired[str]
+    certified_backend: NotRequired[str]  # "arb" or "mpmath" (absent from files written before it)
     interval: NotRequired[dict[str, Any]]
 
 

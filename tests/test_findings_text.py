@@ -76,3 +76,16 @@ def test_a_readme_without_markers_is_a_clear_error(tmp_path: Path) -> None:
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="readme must contain the markers"):
         findings_text.rewrite(readme, "x\n")
+
+
+def test_each_variant_shows_its_certified_verdict_and_backend(lemma8_findings: Path) -> None:
+    """check certifies the worst instance of every variant with an enclosure; the text says how."""
+    data = json.loads(lemma8_findings.read_text())
+    (entry,) = data["findings"]
+    assert entry["certified_outcome"] in ("holds", "undecided") and entry["certified_backend"] in ("arb", "mpmath")
+    assert entry["interval"]["backend"] == entry["certified_backend"]
+    text = findings_text.render(data)
+    assert f"| {entry['certified_outcome']} ({entry['certified_backend']}) |" in text
+    violated = {"statement": "lemma2", "variant": "as-proven", "violated": True, "worst_ratio": 1.5,
+                "certified_outcome": "violated", "certified_backend": "mpmath"}
+    assert "interval arithmetic: violated (mpmath)" in findings_text.render({"findings": [violated]})

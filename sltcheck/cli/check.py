@@ -371,6 +371,7 @@ def _certify(entry: FindingRecord, name: str, variant: str, instance: Instance |
     result = certified.as_dict(certified.evaluate(name, instance, variant))
     entry["certified"] = bool(result["certified"])
     entry["certified_outcome"] = str(result["outcome"])
+    entry["certified_backend"] = str(result["backend"])  # arb (python-flint) or mpmath (mpmath.iv)
     entry["interval"] = result
 
 

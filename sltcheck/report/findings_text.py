@@ -29,6 +29,15 @@ def _fixed(params: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {show(v)}" for k, v in params.items())
 
 
+def _certified(finding: dict[str, Any]) -> str:
+    """The worst instance's verdict in interval arithmetic and the backend that proved it ("" if none)."""
+    outcome = finding.get("certified_outcome") or (finding.get("search") or {}).get("certified")
+    if not outcome:
+        return ""
+    backend = finding.get("certified_backend")
+    return f"{outcome} ({backend})" if backend else str(outcome)
+
+
 def render(data: dict[str, Any], source: str = "findings.json") -> str:
     findings = data.get("findings", [])
     lines = [
@@ -43,7 +52,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
         for f in violated:
             verdict = f.get("verdict") or {}
             search = f.get("search") or {}
-            certified = f.get("certified_outcome") or search.get("certified")
+            certified = _certified(f)
             lines.append(
                 f"- **{f['statement']} `{f['variant']}` is violated:** measured {verdict.get('measured')} > bound "
                 f"{verdict.get('bound')} (ratio {_number(f['worst_ratio'], '.6g')}, "
@@ -60,14 +69,15 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     if held:
         lines.append("Worst ratio measured / bound of every variant that held (`*`: the default, the proofs' reading):")
         lines.append("")
-        lines.append("| statement | variant | worst ratio | examples | search evaluations |")
-        lines.append("|---|---|---|---|---|")
+        lines.append("| statement | variant | worst ratio | examples | search evaluations | worst instance certified |")
+        lines.append("|---|---|---|---|---|---|")
         for f in held:
             ratio = f.get("worst_ratio")
             search = f.get("search") or {}
             lines.append(
                 f"| {f['statement']} | {f['variant']}{' *' if f.get('default') else ''} | "
-                f"{_number(ratio, '.6g', '-')} | {f.get('examples')} | {search.get('evaluations', '-')} |"
+                f"{_number(ratio, '.6g', '-')} | {f.get('examples')} | {search.get('evaluations', '-')} | "
+                f"{_certified(f) or '-'} |"
             )
         lines.append("")
     for kind in ("undecided", "not measured"):
