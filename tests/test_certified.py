@@ -593,7 +593,7 @@ def test_backends_agree(statement):
     if not arb_available():
         pytest.skip("needs python-flint")
     inst = {"lemma8": lambda: _lemma8_extremal(2, 1.5, 0.2),
-            "theorem9": lambda: _start("theorem9", importlib.import_module("sltcheck.statements.theorem9.instances").shapes()[0]),
+            "theorem9": lambda: _start("theorem9", {"d1": 2, "d2": 2, "H": 2, "dK": 1, "dV": 2, "T": 3}),
             "lemma12": lambda: _random_lipschitz(np.random.default_rng(3), L=0)}[statement]()
     arb, mp = (certified.evaluate(statement, inst, backend=b) for b in ("arb", "mpmath"))
     assert (arb["backend"], mp["backend"]) == ("arb", "mpmath") and arb["outcome"] == mp["outcome"]
