@@ -166,10 +166,21 @@ def hull(values: Sequence[Any]) -> Any:
     return interval_of(min(p[0] for p in pairs), max(p[1] for p in pairs))
 
 
+def _all_arb(values: Sequence[Any]) -> bool:
+    """Whether the active backend is arb and every value one of its balls (its own max, min, ...)."""
+    current = active()
+    return current.name == "arb" and all(current.owns(v) for v in values)
+
+
 def hull_max(values: Sequence[Any]) -> Any:
     """An enclosure of max(x_1, ..., x_n) for intervals x_k: [max lower ends, max upper ends]."""
     if not values:
         raise ValueError("hull_max needs at least one interval")
+    if _all_arb(values):
+        out = values[0]
+        for v in values[1:]:
+            out = out.max(v)  # arb_max: contains max(a, b) for every a in out, b in v
+        return out
     pairs = [ends(v) for v in values]
     return interval_of(max(p[0] for p in pairs), max(p[1] for p in pairs))
 
@@ -178,6 +189,11 @@ def hull_min(values: Sequence[Any]) -> Any:
     """An enclosure of min(x_1, ..., x_n): [min lower ends, min upper ends]."""
     if not values:
         raise ValueError("hull_min needs at least one interval")
+    if _all_arb(values):
+        out = values[0]
+        for v in values[1:]:
+            out = out.min(v)
+        return out
     pairs = [ends(v) for v in values]
     return interval_of(min(p[0] for p in pairs), min(p[1] for p in pairs))
 
@@ -185,6 +201,10 @@ def hull_min(values: Sequence[Any]) -> Any:
 def square(x: Any) -> Any:
     """x^2 from the ends of x, squared exactly: never below 0 (a ball's x * x can be: arb does not
     know the two factors are one number), [0, max end^2] for an interval straddling 0."""
+    if _all_arb([x]):
+        product = x * x
+        if product >= 0:  # the whole ball: nothing to correct
+            return product
     lo, hi = ends(x)
     low, high = sorted((abs(lo), abs(hi)))
     if lo < 0 < hi:
@@ -207,6 +227,8 @@ def power(x: Any, exponent: int) -> Any:
 def sqrt(x: Any) -> Any:
     """sqrt of a number known to be >= 0 (a lower end below 0 by rounding is taken as 0), from the
     square roots of its two ends (increasing; a ball touching 0 would give NaN in arb)."""
+    if _all_arb([x]) and x > 0:  # the whole ball above 0: arb's sqrt is rigorous there
+        return x.sqrt()
     lo, hi = ends(as_interval(x))
     current = active()
     low = ends(current.sqrt(current.from_ends(lo, lo)))[0] if lo > 0 else 0
@@ -377,6 +399,8 @@ def mha(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
 
 def relu(x: Any) -> Any:
     """max(0, x) of an interval: [max(0, lo), max(0, hi)] (needs no comparison to be decided)."""
+    if _all_arb([x]):
+        return x.max(active().number(0))
     lo, hi = ends(x)
     return interval_of(max(lo, 0), max(hi, 0))
 
@@ -468,7 +492,8 @@ def spectral_norm(matrix: np.ndarray) -> Any:
     saved = flint.ctx.prec
     flint.ctx.prec = SPECTRAL_BITS
     try:
-        rows = [[_arb_of(ends(x)[0]).union(_arb_of(ends(x)[1])) for x in row] for row in entries]
+        rows = [[x if isinstance(x, arb) else _arb_of(ends(x)[0]).union(_arb_of(ends(x)[1])) for x in row]
+                for row in entries]
         A = arb_mat(rows)
         G = A.transpose() * A if A.nrows() >= A.ncols() else A * A.transpose()
         n = G.nrows()
