@@ -113,8 +113,12 @@ def evaluate(statement: str, instance: dict[str, Any], variant: str | None = Non
     while result["outcome"] == "undecided" and result["reason"] is None and work < limit:
         if width_digits(hull([result["measured"], result["bound"]])) >= dps - GUARD_DIGITS:
             break  # the sides agree to the digits asked for: close, not blurred
+        before = result
         work = min(limit, 2 * work)
         result = _evaluate_at(statement, instance, variant, work, name)
+        if not any(result[k] >= before[k] + 1 for k in ("measured_digits", "bound_digits")):
+            break  # more digits did not narrow the enclosures: their width is not rounding (Lemma 7's
+            # measured side is a float64 enumeration's rounding bound wide at every precision)
     return {"dps": dps, "backend": name, **result}
 
 
