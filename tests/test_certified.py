@@ -600,3 +600,30 @@ def test_backends_agree(statement):
     for side in ("measured", "bound"):
         (a_lo, a_hi), (m_lo, m_hi) = intervals.ends(arb[side]), intervals.ends(mp[side])
         assert max(a_lo, m_lo) <= min(a_hi, m_hi)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_backend_exact_ends(backend):
+    """number / from_ends / ends: exact where the value fits, outward otherwise, never false."""
+    from sltcheck.numerics.balls import backend as pick
+
+    arith = pick(backend)
+    with arith.working_precision(30):
+        third = mpmath.mpf(1) / 3  # 53 bits: a point on both backends
+        assert arith.ends(arith.number(third)) == (third, third)
+        assert arith.ends(arith.number(0.1)) == (mpmath.mpf(0.1), mpmath.mpf(0.1))
+        lo, hi = arith.ends(arith.from_ends(third, 2.0))
+        assert lo <= third and hi >= 2
+        lo, hi = arith.ends(arith.number(1) / 3)
+        with mpmath.workprec(1000):  # exact products of the ends
+            assert 3 * lo < 1 < 3 * hi and hi - lo < mpmath.mpf(10) ** -29  # 1/3, rounded outward
+        lo, hi = arith.ends(arith.from_ends(mpmath.mpf("-inf"), 2.0))
+        assert lo == -mpmath.inf and hi >= 2
+    with intervals.using(backend, 30):  # x * x of [-1, 2] would reach -2; square, sqrt, relu stay at 0
+        straddling = intervals.interval_of(-1, 2)
+        for value, low, high in ((intervals.square(straddling), 0, 4),
+                                 (intervals.sqrt(intervals.interval_of(0, 4)), 0, 2),
+                                 (intervals.relu(straddling), 0, 2)):
+            lo, hi = intervals.ends(value)
+            # an arb ball [0, 4] is 2 +/- 2 with the radius rounded up (30 bits): ~1e-8 beyond each end
+            assert -1e-7 < lo <= low and high <= hi < high + 1e-7

@@ -179,6 +179,8 @@ class ArbBackend(Backend):
         return -out if sign else out
 
     def from_ends(self, low: Any, high: Any) -> Any:
+        if not (mpmath.isfinite(low) and mpmath.isfinite(high)):
+            return self._arb.nan()  # contains every real: proves nothing, never something false
         lo, hi = self.number(low), self.number(high)
         return lo if low == high else lo.union(hi)
 
