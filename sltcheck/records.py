@@ -67,6 +67,8 @@ class MutantRecord(TypedDict):
     counterexample: dict[str, Any] | None
     message: str
     seconds: float
+    certified_outcome: NotRequired[str]  # the counterexample in interval arithmetic ("violated": proved)
+    certified_backend: NotRequired[str]
 
 
 class _CheckRunOptional(TypedDict, total=False):

@@ -111,3 +111,13 @@ def test_report_is_built_from_the_real_findings(run: Path, tmp_path: Path) -> No
     text = html.unescape(re.sub(r"<[^>]+>", " ", page.read_text()))
     for name in ("lemma8", "as-stated", *(m.name for m in load("lemma8").MUTANTS)):
         assert name in text, name
+
+
+def test_refuted_mutants_counterexamples_are_certified(findings: dict[str, Any]) -> None:
+    """Each counterexample of a mutant whose bound is enclosed is proved violated in interval arithmetic."""
+    from sltcheck import certified
+
+    enclosed = [m for m in findings["mutants"] if m["refuted"] and m["mutant"] in certified.supported()["lemma8"]]
+    assert enclosed  # exponent-quartered
+    for m in enclosed:
+        assert m["certified_outcome"] == "violated" and m["certified_backend"] in ("arb", "mpmath"), m

@@ -265,7 +265,7 @@ def _refute(name: str, mutant: Any, args: argparse.Namespace) -> MutantRecord:
 
     start = time.perf_counter()
     result = refute(name, mutant, settings=profile_settings(args.profile), profile=args.profile)
-    return {
+    row: MutantRecord = {
         "statement": name,
         "mutant": mutant.name,
         "why": mutant.why,
@@ -275,6 +275,25 @@ def _refute(name: str, mutant: Any, args: argparse.Namespace) -> MutantRecord:
         "message": result.message,
         "seconds": round(time.perf_counter() - start, 3),
     }
+    if result.refuted and result.instance is not None:
+        _certify_counterexample(row, name, mutant, result.instance)
+    return row
+
+
+def _certify_counterexample(row: MutantRecord, name: str, mutant: Any, instance: Instance) -> None:
+    """The counterexample's verdict in interval arithmetic, where the mutant's bound is enclosed
+    (its own, or the variant's whose bound it keeps while dropping an assumption)."""
+    from sltcheck import certified
+    from sltcheck.statements import load
+
+    enclosed = certified.supported().get(name, ())
+    bound = mutant.name if mutant.name in enclosed else next(
+        (v for v, f in load(name).VARIANTS.items() if f is mutant.bound and v in enclosed), None)
+    if bound is None:
+        return
+    result = certified.evaluate(name, instance, bound)
+    row["certified_outcome"] = str(result["outcome"])
+    row["certified_backend"] = str(result["backend"])
 
 
 def _shown(ratio: object) -> str:

@@ -88,7 +88,9 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     mutants = data.get("mutants", [])
     if mutants:
         refuted = sum(bool(m.get("refuted")) for m in mutants)
-        lines.append(f"Mutants refuted: {refuted} of {len(mutants)}.")
+        proved = sum(m.get("certified_outcome") == "violated" for m in mutants)
+        lines.append(f"Mutants refuted: {refuted} of {len(mutants)} ({proved} of the counterexamples certified "
+                     "violated in interval arithmetic).")
         for m in mutants:
             if not m.get("refuted"):
                 lines.append(f"- survived: {m['statement']} `{m['mutant']}` ({m.get('why', '')})")
