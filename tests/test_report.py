@@ -48,7 +48,8 @@ def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[di
             finding("lemma8", "as-stated", 0.93, {"alpha": 1.5, "note": HOSTILE}, 1),
             finding("lemma13", "as-stated", 1.02 if violated else 0.4, COUNTEREXAMPLES["as-stated"], 7,
                     violated=violated, verdict=verdict,
-                    certified=violated, certified_outcome="violated" if violated else "holds"),
+                    certified=violated, certified_outcome="violated" if violated else "holds",
+                    certified_backend="arb"),
             finding("lemma2", "as-proven", 1.0, {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, 3),
         ],
         "mutants": [{"statement": "lemma8", "mutant": "bound-halved", "why": "drops a factor 2", "refuted": True,
@@ -265,3 +266,8 @@ def test_a_variant_without_a_measurement_is_not_counted_as_held():
     assert glance["not_measured"] == ["lemma5 [as-stated]"] and glance["undecided"] == ["lemma12 [as-stated]"]
     text = unescape(re.sub(r"<[^>]+>", " ", report.render(content)))
     assert "not measured" in text and "undecided" in text
+
+
+def test_each_variant_shows_its_certified_verdict_and_backend():
+    html = report.render(report.build(fake_inputs(violated=True)))
+    assert "(certified violated, arb)" in html
