@@ -109,7 +109,7 @@ def as_interval(value: object) -> Any:
     if current.owns(value):
         return value
     if isinstance(value, (tuple, list)) and len(value) == 2:
-        return current.from_ends(mpmath.mpf(value[0]), mpmath.mpf(value[1]))
+        return current.from_ends(_exact(value[0]), _exact(value[1]))  # never rounded inward
     if isinstance(value, (int, float, mpmath.mpf, np.integer, np.floating)):
         return num(value)
     return current.from_ends(*ends(value))
@@ -206,12 +206,11 @@ def square(x: Any) -> Any:
         if product >= 0:  # the whole ball: nothing to correct
             return product
     lo, hi = ends(x)
-    low, high = sorted((abs(lo), abs(hi)))
+    libmp = mpmath.libmp
+    low, high = sorted((libmp.mpf_abs(lo._mpf_), libmp.mpf_abs(hi._mpf_)), key=mpmath.mp.make_mpf)  # exact
     if lo < 0 < hi:
-        low = mpmath.mpf(0)
-    exact = mpmath.libmp.mpf_mul
-    return interval_of(mpmath.mp.make_mpf(exact(low._mpf_, low._mpf_, 0)),
-                       mpmath.mp.make_mpf(exact(high._mpf_, high._mpf_, 0)))
+        low = libmp.fzero
+    return interval_of(mpmath.mp.make_mpf(libmp.mpf_mul(low, low)), mpmath.mp.make_mpf(libmp.mpf_mul(high, high)))
 
 
 def power(x: Any, exponent: int) -> Any:
@@ -462,15 +461,15 @@ SPECTRAL_BITS = 200  # arb's working precision for the Gram matrix and its eigen
 
 
 def _arb_of(value: Any) -> Any:
-    """An mpf (an interval's end) as an exact arb."""
-    from flint import arb, fmpz
+    """An mpf (an interval's end) as an exact arb (never rounded to mpmath's working precision)."""
+    from flint import arb
 
-    x = mpmath.mpf(value)
-    if x == 0:
+    raw = value._mpf_ if isinstance(value, mpmath.mpf) else mpmath.mpf(value)._mpf_  # float, int: exact
+    sign, man, exp, _ = raw
+    if not man:
         return arb(0)
-    sign, man, exp, _ = x._mpf_
-    value = arb(fmpz(int(man))) * arb(2) ** int(exp)  # exact at SPECTRAL_BITS (mantissas are shorter)
-    return -value if sign else value
+    out = arb((int(man), int(exp)))  # mantissa and exponent: exact
+    return -out if sign else out
 
 
 def spectral_norm(matrix: np.ndarray) -> Any:
