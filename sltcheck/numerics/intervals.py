@@ -375,7 +375,8 @@ def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if not keep.any():
             raise ValueError(f"mask row {index} attends to no token")
         lo, hi = ends(row[np.flatnonzero(keep)[0]])
-        shift = num((lo + hi) / 2)  # any point: rounding it changes nothing
+        # any point gives the same real value; the logit itself where it is one (exp(0) = 1 exactly)
+        shift = num(lo) if lo == hi else num((lo + hi) / 2)
         weights = [exp(x - shift) if k else num(0) for x, k in zip(row, keep, strict=True)]
         total = sum(weights[1:], weights[0])
         out[index] = [w / total for w in weights]
