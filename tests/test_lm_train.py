@@ -15,8 +15,10 @@ from sltcheck.jsonfiles import read_json
 from sltcheck.lm.data import LMData, load_wikitext, synthetic_text
 from sltcheck.lm.model import ModelConfig
 from sltcheck.lm.sweeps import (
+    CPU_DENSE_LR,
     SweepConfig,
     combine_sizes,
+    default_train,
     fig7_points,
     fig7_size_points,
     fig8_points,
@@ -192,6 +194,34 @@ def test_fig7_combines_one_sweep_per_size(data: LMData, tmp_path: Path) -> None:
     assert nonzero[("wide", "s = 1")] < nonzero[("wide", "dense (trained)")]
     with pytest.raises(ValueError, match="documents must hold at least one model size"):
         combine_sizes({})
+
+
+def test_dense_and_edge_popup_runs_of_one_sweep_train_at_their_own_learning_rates(
+    data: LMData, tmp_path: Path
+) -> None:
+    base = _spec(data)
+    train = replace(base.train, epochs=1, steps_per_epoch=2, lr=3e-2, min_lr=3e-3)
+    dense_train = replace(train, lr=1e-3, min_lr=1e-4, weight_decay=0.01)
+    sweep = SweepConfig("fig7", "micro", base.model, train, tuple(fig7_size_points(base.model.head_dim)), (0,),
+                        dense_train=dense_train)
+    doc = json.loads(json.dumps(run_sweep(sweep, data, tmp_path, progress=False, log=lambda _: None)))
+    recorded = {run["mode"]: (run["lr"], run["min_lr"], run["weight_decay"]) for run in doc["runs"]}
+    assert recorded == {"edge-popup": (3e-2, 3e-3, 0.0), "dense": (1e-3, 1e-4, 0.01)}
+    assert doc["config"]["train"]["lr"] == 3e-2 and doc["config"]["dense_train"]["lr"] == 1e-3
+    # the directory is bound to both modes' training: another dense lr is refused, naming it
+    with pytest.raises(StoredResultError, match=r"different configuration: .*dense.train"):
+        run_sweep(replace(sweep, dense_train=replace(dense_train, lr=1e-4)), data, tmp_path, progress=False)
+
+
+@pytest.mark.parametrize(("preset", "edge_lr", "dense_lr"), [
+    ("gpt2-mini", 1e-4, 1e-4),  # Appendix B.2: one optimiser (1e-4 -> 1e-5) for every model
+    ("gpt2-medium", 1e-4, 1e-4),
+    ("cpu-xs", 3e-2, CPU_DENSE_LR),  # CPU: chosen per mode by a learning-rate sweep
+    ("cpu-learn", 3e-2, CPU_DENSE_LR),
+])
+def test_presets_set_each_modes_learning_rate(preset: str, edge_lr: float, dense_lr: float) -> None:
+    assert default_train(preset).lr == edge_lr and default_train(preset, "dense").lr == dense_lr
+    assert default_train(preset, "dense").total_steps == default_train(preset).total_steps
 
 
 def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ def fig8_document(losses: dict[float, list[float]]) -> dict:
     runs = [{"mode": "edge-popup", "scale": s, "best_val_loss": v, "seed": i}
             for s, values in losses.items() for i, v in enumerate(values)]
     return {"figure": "fig8", "preset": "cpu-learn", "_source": "runs/x", "runs": runs,
-            "config": {"theory_scale": 2.378, "head_dim": 32, "train": {"epochs": 4, "steps_per_epoch": 100,
-                                                                         "lr": 0.03},
-                       "model": {"n_layer": 2, "n_embd": 128, "vocab_size": 512}}}
+            "config": {"theory_scale": 2.378, "head_dim": 32,
+                       "train": {"epochs": 4, "steps_per_epoch": 100, "batch_size": 32, "lr": 0.03, "min_lr": 0.003,
+                                 "weight_decay": 0.0},
+                       "model": {"n_layer": 2, "n_embd": 128, "block_size": 32, "vocab_size": 512}}}
 
 
 def test_fig8_minimum_has_intervals_and_says_where_the_minimum_is():
@@ -43,9 +44,39 @@ def test_the_section_puts_the_paper_beside_each_run(tmp_path: Path):
     assert main(["repro", "readme", "--in", str(tmp_path / "fig4"), str(tmp_path / "fig8"),
                  "--readme", str(target)]) == 0
     text = target.read_text()
-    assert text.startswith("intro\n") and text.endswith("rest\n") and "old" not in text
-    assert "Paper: eps = 0.8 exp(-0.06 n_K)" in text and "**mode theory**" in text
-    assert "Fit all: gamma = " in text and "**Figure 8.**" in text and "s = 2.38: 4.950 ±" in text
+    assert text.startswith("intro\n") and text.endswith("rest\n") and "\nold\n" not in text
+    assert "| fit delta (95 % interval) | 0.06 (workshop version: 0.055) (paper.txt:222" in text
+    assert "sltcheck, mode theory (`" in text and "**Figure 8.**" in text and "| s = 2.38 |" in text
+    assert "4.950 ± " in text and text.count("What differs and why:") == 2
+
+
+def fig7_document(losses: dict[tuple[str, str, float], list[float]]) -> dict:
+    """A combined Figure 7 document: (size, mode, scale) -> best validation losses over seeds."""
+    runs = [{"size": size, "mode": mode, "scale": scale, "best_val_loss": value, "seed": seed,
+             "nonzero_params": 100 if mode == "edge-popup" else 300}
+            for (size, mode, scale), values in losses.items() for seed, value in enumerate(values)]
+    train = {"epochs": 4, "steps_per_epoch": 50, "batch_size": 32, "lr": 0.03, "min_lr": 0.003, "weight_decay": 0.0}
+    config = {"model": {"n_layer": 1, "n_embd": 128, "block_size": 32, "vocab_size": 512}, "head_dim": 64,
+              "train": train, "dense_train": {**train, "lr": 0.003, "min_lr": 0.0003}}
+    return {"figure": "fig7", "preset": "a,b", "_source": "runs/fig7", "runs": runs,
+            "config": {"sizes": ["a", "b"], "per_size": {"a": config, "b": config},
+                       "theory_scale": {"a": 2.828, "b": 2.828}}}
+
+
+def test_fig7_compares_the_series_of_each_size_by_intervals():
+    document = fig7_document({
+        ("a", "edge-popup", 1.0): [5.0, 5.1, 5.05], ("a", "edge-popup", 2.828): [4.5, 4.55, 4.6],
+        ("a", "dense", 1.0): [4.0, 4.1, 4.05],
+        ("b", "edge-popup", 1.0): [4.5, 4.6, 4.4], ("b", "edge-popup", 2.828): [4.45, 4.5, 4.4],
+        ("b", "dense", 1.0): [4.0, 4.1, 4.05]})
+    a, b = readme.fig7_comparison(document)
+    assert a["theory_below_s1"] and a["theory_below_s1_separated"] and a["dense_below_theory_separated"]
+    assert b["theory_below_s1"] and b["theory_below_s1_separated"] is False  # means ordered, intervals overlap
+    text = readme.render([document])
+    assert "a: s = n_K^(1/4) below s = 1 (intervals apart)" in text
+    assert "b: s = n_K^(1/4) below s = 1 (intervals overlap)" in text
+    assert "scores: lr 0.03 cosine to 0.003" in text and "dense: lr 0.003 cosine to 0.0003" in text
+    assert "(3 seeds)" in text and "| a, dense (trained) (300 nonzero) | plot only, not in the text" in text
 
 
 def test_missing_inputs_and_markers_are_named(tmp_path: Path):

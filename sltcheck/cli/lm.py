@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sltcheck.lm.train import TrainConfig
 
 
 def _preset_names() -> tuple[str, ...]:
@@ -42,9 +46,15 @@ def _common(sub: argparse.ArgumentParser, figure: str, preset: bool = True) -> N
                      help="total steps; sets steps-per-epoch = steps // epochs")
     sub.add_argument("--batch-size", type=int, default=None)
     sub.add_argument("--grad-accum", type=int, default=None)
-    sub.add_argument("--lr", type=float, default=None, help="peak learning rate (paper 1e-4)")
-    sub.add_argument("--min-lr", type=float, default=None, help="final lr (paper 1e-5)")
-    sub.add_argument("--weight-decay", type=float, default=None)
+    sub.add_argument("--lr", type=float, default=None,
+                     help="peak learning rate of the edge-popup scores (paper 1e-4; default: the preset's)")
+    sub.add_argument("--min-lr", type=float, default=None, help="final lr of the scores (paper 1e-5)")
+    sub.add_argument("--weight-decay", type=float, default=None, help="AdamW weight decay of the scores")
+    sub.add_argument("--dense-lr", type=float, default=None,
+                     help="peak learning rate of the dense references (paper 1e-4; default: the preset's)")
+    sub.add_argument("--dense-min-lr", type=float, default=None, help="final lr of the dense references")
+    sub.add_argument("--dense-weight-decay", type=float, default=None,
+                     help="AdamW weight decay of the dense references")
     sub.add_argument("--val-blocks", type=int, default=None,
                      help="validation blocks per evaluation (default: the preset's)")
     sub.add_argument("--block-size", type=int, default=None, help="context length")
@@ -115,20 +125,19 @@ def _run_preset(args: argparse.Namespace, figure: str, preset: str, out: Path) -
         train_split=args.train_split, val_split=args.val_split,
     )
     model = replace(model, vocab_size=data.vocab_size)
-    train = default_train(preset)
-    changes = {
+    shared = {
         key: getattr(args, key)
-        for key in ("epochs", "steps_per_epoch", "batch_size", "grad_accum", "lr", "min_lr",
-                    "weight_decay", "val_blocks")
+        for key in ("epochs", "steps_per_epoch", "batch_size", "grad_accum", "val_blocks")
         if getattr(args, key) is not None
     }
-    train = replace(train, **changes)
     if args.steps is not None:
-        if args.steps < train.epochs:
-            raise ValueError(f"steps must be >= epochs ({train.epochs}), got {args.steps}")
-        train = replace(train, steps_per_epoch=args.steps // train.epochs)
-    if args.lr is not None and args.min_lr is None and train.min_lr > args.lr:
-        train = replace(train, min_lr=args.lr / 10)
+        epochs = shared.get("epochs", default_train(preset).epochs)
+        if args.steps < epochs:
+            raise ValueError(f"steps must be >= epochs ({epochs}), got {args.steps}")
+        shared["steps_per_epoch"] = args.steps // epochs
+    train = _mode_train(default_train(preset), shared, args.lr, args.min_lr, args.weight_decay)
+    dense_train = _mode_train(default_train(preset, "dense"), shared, args.dense_lr, args.dense_min_lr,
+                              args.dense_weight_decay)
     n_seeds = PRESET_SEEDS[preset] if args.seeds is None else args.seeds
     if n_seeds <= 0:
         raise ValueError(f"seeds must be a positive number of seeds, got {n_seeds}")
@@ -141,13 +150,29 @@ def _run_preset(args: argparse.Namespace, figure: str, preset: str, out: Path) -
         keeps = [float(k) for k in _float_list(args.keep_fractions)]
         points = fig7_points(model.head_dim, keeps, dense=not args.no_dense)
     sweep = SweepConfig(figure, preset, model, train, tuple(points), tuple(range(n_seeds)),
-                        masked=args.masked, scope=args.scope)
+                        masked=args.masked, scope=args.scope, dense_train=dense_train)
+    dense = (f", dense lr {dense_train.lr:g} -> {dense_train.min_lr:g}"
+             if any(point.mode == "dense" for point in points) else "")
     print(f"{figure} {preset}: {len(points)} points x {n_seeds} seeds, "
           f"{train.epochs} x {train.steps_per_epoch} steps, batch {train.batch_size}, "
-          f"lr {train.lr:g} -> {train.min_lr:g}; train on {data.info['train_split']} "
+          f"score lr {train.lr:g} -> {train.min_lr:g}{dense}; train on {data.info['train_split']} "
           f"({data.info['train_tokens']} tokens), validate on {data.info['val_split']} -> {out}")
     return run_sweep(sweep, data, out, device=args.device, progress=not args.quiet,
                      collect_only=args.collect_only)
+
+
+def _mode_train(train: TrainConfig, shared: dict, lr: float | None, min_lr: float | None,
+                weight_decay: float | None) -> TrainConfig:
+    """One mode's training: the preset's, with the options both modes share and this mode's own
+    (an lr given without a min-lr anneals to lr / 10 when the preset's min-lr would exceed it)."""
+    from dataclasses import replace
+
+    own = {key: value for key, value in (("lr", lr), ("min_lr", min_lr), ("weight_decay", weight_decay))
+           if value is not None}
+    train = replace(train, **shared, **own)
+    if lr is not None and min_lr is None and train.min_lr > lr:
+        train = replace(train, min_lr=lr / 10)
+    return train
 
 
 def _set_threads(threads: int | None) -> None:

@@ -97,7 +97,10 @@ PRESETS: dict[str, ModelConfig] = {
     # with frozen tied embeddings of std 0.02 after a layer norm a logit is at most ~0.02 n_embd,
     # so width 128 cannot express a sharp next-token distribution (measured: 2 blocks of width
     # 128 end at 5.16 = 17 % below ln 512 after 400 steps; width 512, 24 % after 100).
-    # cpu-xs: half the width, the same n_K, for Figure 7's sizes at CPU scale.
+    # cpu-xs: half the width, the same n_K. cpu-w128, cpu-w192, cpu-xs: Figure 7's three sizes at
+    # CPU scale (n_K = 64 in each, as in GPT-2), small enough for 3 seeds in about ten minutes.
+    "cpu-w128": ModelConfig(n_layer=1, n_embd=128, n_head=2, block_size=32, vocab_size=512),
+    "cpu-w192": ModelConfig(n_layer=1, n_embd=192, n_head=3, block_size=32, vocab_size=512),
     "cpu-xs": ModelConfig(n_layer=1, n_embd=256, n_head=4, block_size=32, vocab_size=512),
     "cpu-learn": ModelConfig(n_layer=1, n_embd=512, n_head=8, block_size=32, vocab_size=512),
     "gpt2-mini": ModelConfig(n_layer=4, n_embd=512, n_head=8, block_size=1024, vocab_size=50257),
