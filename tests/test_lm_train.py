@@ -224,6 +224,19 @@ def test_presets_set_each_modes_learning_rate(preset: str, edge_lr: float, dense
     assert default_train(preset, "dense").total_steps == default_train(preset).total_steps
 
 
+def test_cli_options_reach_each_mode_they_name() -> None:
+    from sltcheck.cli.lm import _mode_train
+
+    shared = {"epochs": 2, "batch_size": 8}
+    scores = _mode_train(default_train("cpu-xs"), shared, 0.1, None, None)
+    dense = _mode_train(default_train("cpu-xs", "dense"), shared, None, None, 0.01)
+    assert (scores.epochs, scores.batch_size, dense.epochs, dense.batch_size) == (2, 8, 2, 8)
+    assert (scores.lr, scores.min_lr) == (0.1, default_train("cpu-xs").min_lr)  # an lr alone keeps min_lr <= lr
+    assert (dense.lr, dense.weight_decay) == (CPU_DENSE_LR, 0.01)
+    low = _mode_train(default_train("cpu-xs"), {}, 1e-4, None, None)
+    assert low.min_lr == pytest.approx(1e-5)  # the preset's min_lr would exceed it: lr / 10
+
+
 def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
     from sltcheck.cli import CommandLine
     from sltcheck.cli import lm as lm_cli

@@ -210,11 +210,11 @@ def _synthetic_differences(figure: str, runs: list[dict[str, Any]]) -> list[str]
         if summary["config"]["mode"] == "paper" and interval is not None and interval[0] <= 0 <= interval[1]:
             lines.append(f"- Mode paper (`{summary['_source']}`): the error does not fall with the width (delta's "
                          f"interval {_fit_text(fit).split('delta = ')[1]} contains 0), unlike the paper's. Xavier "
-                         "entries of a 2 x n source are at most sqrt(6/(n+2)), so a subset sum of n products "
+                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), so a subset sum of n products "
                          "q_i k_i reaches at most 6n/(n+2) < 6 whatever n; these targets, kept as built "
                          "(spectral norms up to "
                          f"{_number(max((max(n.values()) for n in summary['target_norms'].values()), default=None))}"
-                         ")) may need merged entries beyond that reach, and then width no longer helps. "
+                         ") may need merged entries beyond that reach, and then width no longer helps. "
                          "This is a consistent explanation, not a measured one; how the paper's Xavier sources "
                          "reach its targets is not stated.")
     if figure == "fig4":
