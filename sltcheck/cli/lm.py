@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sltcheck.lm.train import TrainConfig
@@ -167,8 +167,8 @@ def _mode_train(train: TrainConfig, shared: dict, lr: float | None, min_lr: floa
     (an lr given without a min-lr anneals to lr / 10 when the preset's min-lr would exceed it)."""
     from dataclasses import replace
 
-    own = {key: value for key, value in (("lr", lr), ("min_lr", min_lr), ("weight_decay", weight_decay))
-           if value is not None}
+    own: dict[str, Any] = {key: value for key, value in
+                              (("lr", lr), ("min_lr", min_lr), ("weight_decay", weight_decay)) if value is not None}
     train = replace(train, **shared, **own)
     if lr is not None and min_lr is None and train.min_lr > lr:
         train = replace(train, min_lr=lr / 10)

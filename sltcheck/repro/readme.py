@@ -159,6 +159,13 @@ def _fits_cell(summary: dict[str, Any]) -> str:
     return "; ".join(f"{name}: {_fit_text(fit)}" for name, fit in summary["fits"].items())
 
 
+INIT_TEXT: dict[str, str] = {
+    "theory": "theory: Q, K from U[-n_K^(1/4), n_K^(1/4)], the rest U[-1, 1] (Section 3.1)",
+    "xavier": "xavier: Xavier uniform (B.1)",
+    "theory-inverse": "theory-inverse: Q, K from U[-n_K^(-1/4), n_K^(-1/4)] (Section 4.1's text)",
+}
+
+
 _SYNTHETIC_ROWS: dict[str, tuple[str, Any]] = {
     "setting": ("setting", lambda s: f"preset {s['config']['preset']}, T = {_span(s['config']['lengths'])}"
                 + (f", B = {_span(s['config']['blocks'])}" if s["figure"] == "fig6" else "")),
@@ -172,13 +179,6 @@ _SYNTHETIC_ROWS: dict[str, tuple[str, Any]] = {
     "fits": ("fits (delta of block 1 shared)", _fits_cell),
     "errors": ("mean error", _errors_cell),
     "claim": ("the paper's claim", _claim_cell),
-}
-
-
-INIT_TEXT = {
-    "theory": "theory: Q, K from U[-n_K^(1/4), n_K^(1/4)], the rest U[-1, 1] (Section 3.1)",
-    "xavier": "xavier: Xavier uniform (B.1)",
-    "theory-inverse": "theory-inverse: Q, K from U[-n_K^(-1/4), n_K^(-1/4)] (Section 4.1's text)",
 }
 
 
@@ -210,8 +210,8 @@ def _synthetic_differences(figure: str, runs: list[dict[str, Any]]) -> list[str]
         if summary["config"]["mode"] == "paper" and interval is not None and interval[0] <= 0 <= interval[1]:
             lines.append(f"- Mode paper (`{summary['_source']}`): the error does not fall with the width (delta's "
                          f"interval {_fit_text(fit).split('delta = ')[1]} contains 0), unlike the paper's. Xavier "
-                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), so a subset sum of n products "
-                         "q_i k_i reaches at most 6n/(n+2) < 6 whatever n; these targets, kept as built "
+                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), so a subset sum of n "
+                         "products q_i k_i reaches at most 6n/(n+2) < 6 whatever n; these targets, kept as built "
                          "(spectral norms up to "
                          f"{_number(max((max(n.values()) for n in summary['target_norms'].values()), default=None))}"
                          ") may need merged entries beyond that reach, and then width no longer helps. "
