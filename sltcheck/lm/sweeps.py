@@ -10,6 +10,10 @@
 * ``fig8``: validation loss vs s in {1, 1.5, 2, 2.5, n_K^(1/4), 3.5, 4, 5} at
   keep_fraction 0.30.
 
+Each mode trains at its own optimiser settings (``SweepConfig.train`` for the edge-popup scores,
+``SweepConfig.dense_train`` for the dense references; :data:`PRESET_TRAIN`,
+:data:`PRESET_DENSE_TRAIN`); every run records its ``lr``, ``min_lr`` and ``weight_decay``.
+
 Every finished (point, seed) run is written at once to
 ``OUT/runs/<run_id>.json`` and the summary ``OUT/results.json`` is rewritten
 after each run (schema in :func:`results_document`). Rerunning the same
@@ -69,8 +73,8 @@ PRESET_TRAIN: dict[str, TrainConfig] = {
 # optimiser for every model it trains (AdamW, lr 1e-4 cosine to 1e-5, warm-up over the first
 # epoch; weight decay not stated), so the paper presets train dense weights exactly like the
 # scores. The CPU presets' score lr of 3e-2 is far above what dense weights want; their dense lr
-# is the best of a sweep over 1e-4..3e-2 at cpu-xs (sltcheck/lm/README.md, "Learning rate per
-# mode"). Steps, batch and validation are the same for both modes: only the optimiser differs.
+# is the best of a sweep over 1e-4..3e-2 at cpu-xs and cpu-w128 (sltcheck/lm/README.md, "Learning
+# rate per mode"). Steps, batch and validation are the same for both modes: only the optimiser differs.
 CPU_DENSE_LR, CPU_DENSE_MIN_LR = 3e-3, 3e-4
 PRESET_DENSE_TRAIN: dict[str, TrainConfig] = {
     name: (replace(train, lr=CPU_DENSE_LR, min_lr=CPU_DENSE_MIN_LR)
