@@ -70,11 +70,12 @@ def test_fig7_compares_the_series_of_each_size_by_intervals():
         ("b", "edge-popup", 1.0): [4.5, 4.6, 4.4], ("b", "edge-popup", 2.828): [4.45, 4.5, 4.4],
         ("b", "dense", 1.0): [4.0, 4.1, 4.05]})
     a, b = readme.fig7_comparison(document)
-    assert a["theory_below_s1"] and a["theory_below_s1_separated"] and a["dense_below_theory_separated"]
-    assert b["theory_below_s1"] and b["theory_below_s1_separated"] is False  # means ordered, intervals overlap
+    assert a["theory_minus_s1"]["mean"] == pytest.approx(-0.5) and a["theory_minus_dense"]["apart"]
+    assert b["theory_minus_s1"]["mean"] == pytest.approx(-0.05)  # paired by seed: -0.05, -0.1, 0.0
     text = readme.render([document])
-    assert "a: s = n_K^(1/4) below s = 1 (intervals apart)" in text
-    assert "b: s = n_K^(1/4) below s = 1 (intervals overlap)" in text
+    assert "a: s = n_K^(1/4) below s = 1 by 0.500 ± 0.124 nats, paired over 3 seeds (interval below 0)" in text
+    assert "b: s = n_K^(1/4) below s = 1 by 0.050 ± 0.124 nats, paired over 3 seeds (interval contains 0)" in text
+    assert "dense below s = n_K^(1/4) by 0.500 nats (intervals apart)" in text
     assert "scores: lr 0.03 cosine to 0.003" in text and "dense: lr 0.003 cosine to 0.0003" in text
     assert "(3 seeds)" in text and "| a, dense (trained) (300 nonzero) | plot only, not in the text" in text
 

@@ -98,7 +98,7 @@ PRESETS: dict[str, ModelConfig] = {
     # so width 128 cannot express a sharp next-token distribution (measured: 2 blocks of width
     # 128 end at 5.16 = 17 % below ln 512 after 400 steps; width 512, 24 % after 100).
     # cpu-xs: half the width, the same n_K. cpu-w128, cpu-w192, cpu-xs: Figure 7's three sizes at
-    # CPU scale (n_K = 64 in each, as in GPT-2), small enough for 3 seeds in about ten minutes.
+    # CPU scale (n_K = 64 in each, as in GPT-2): 3 seeds of all three in 30 min of one thread (27 runs).
     "cpu-w128": ModelConfig(n_layer=1, n_embd=128, n_head=2, block_size=32, vocab_size=512),
     "cpu-w192": ModelConfig(n_layer=1, n_embd=192, n_head=3, block_size=32, vocab_size=512),
     "cpu-xs": ModelConfig(n_layer=1, n_embd=256, n_head=4, block_size=32, vocab_size=512),

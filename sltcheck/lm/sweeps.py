@@ -44,7 +44,7 @@ FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 
 FIG7_KEEP_FRACTIONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.7)
 FIG7_KEEP_FRACTION = 0.30  # k = 30 % kept (Section 4.3, Appendix B.2)
 FIG7_SIZES: tuple[str, ...] = ("gpt2-mini", "gpt2-small", "gpt2-medium")  # the paper's
-# a CPU-scale stand-in: three widths at n_K = 64, 3 seeds in about ten minutes of one core
+# a CPU-scale stand-in: three widths at n_K = 64; 3 seeds of each took 30 min of one thread here
 FIG7_CPU_SIZES: tuple[str, ...] = ("cpu-w128", "cpu-w192", "cpu-xs")
 FIGURES = ("fig7", "fig7-keep", "fig8")
 

@@ -235,39 +235,56 @@ def _synthetic_section(figure: str, runs: list[dict[str, Any]]) -> list[str]:
 
 
 def fig7_comparison(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per model size: each series' best validation losses over seeds (dense, s = 1, s = n_K^(1/4)),
-    whether s = n_K^(1/4) lies below s = 1 and the dense model below both, by 95 % t-intervals."""
+    """Per model size: each series' best validation losses by seed (dense, s = 1, s = n_K^(1/4)).
+    s = n_K^(1/4) against s = 1 is paired by seed (the same frozen weights and score draws, scaled):
+    the mean difference and its 95 % t-interval; dense against s = n_K^(1/4) by their gap and
+    whether their own 95 % t-intervals are apart."""
     theory = document["config"]["theory_scale"]
-    sizes: dict[str, dict[str, list[float]]] = {}
+    sizes: dict[str, dict[str, dict[int, float]]] = {}
     nonzero: dict[tuple[str, str], float] = {}
     for run in document["runs"]:
         size = run.get("size", document["preset"])
         size_theory = float(theory[size] if isinstance(theory, dict) else theory)
         label = ("dense" if run["mode"] == "dense"
                  else "theory" if abs(float(run["scale"]) - size_theory) < 1e-9 else f"s={float(run['scale']):g}")
-        sizes.setdefault(size, {}).setdefault(label, []).append(float(run["best_val_loss"]))
+        sizes.setdefault(size, {}).setdefault(label, {})[int(run["seed"])] = float(run["best_val_loss"])
         nonzero[(size, label)] = float(run["nonzero_params"])
 
-    def separated(low: list[float], high: list[float]) -> bool | None:
-        (a, ha), (b, hb) = _interval(low), _interval(high)
-        return None if ha is None or hb is None else a + ha < b - hb
-
     out = []
-    for size, series in sizes.items():
+    for size, by_label in sizes.items():
+        series = {label: [by_seed[seed] for seed in sorted(by_seed)] for label, by_seed in by_label.items()}
         row: dict[str, Any] = {"size": size, "series": series,
                                "nonzero": {label: nonzero[(size, label)] for label in series}}
-        if "theory" in series and "s=1" in series:
-            row["theory_below_s1"] = statistics_mean(series["theory"]) < statistics_mean(series["s=1"])
-            row["theory_below_s1_separated"] = separated(series["theory"], series["s=1"])
+        if "theory" in by_label and "s=1" in by_label:
+            seeds = sorted(set(by_label["theory"]) & set(by_label["s=1"]))
+            if seeds:
+                difference, half = _interval([by_label["theory"][k] - by_label["s=1"][k] for k in seeds])
+                row["theory_minus_s1"] = {"mean": difference, "half_width": half, "seeds": len(seeds)}
         if "dense" in series and "theory" in series:
-            row["dense_below_theory"] = statistics_mean(series["dense"]) < statistics_mean(series["theory"])
-            row["dense_below_theory_separated"] = separated(series["dense"], series["theory"])
+            (dense, dense_half), (scaled, scaled_half) = _interval(series["dense"]), _interval(series["theory"])
+            apart = None if dense_half is None or scaled_half is None else dense + dense_half < scaled - scaled_half
+            row["theory_minus_dense"] = {"mean": scaled - dense, "apart": apart}
         out.append(row)
     return out
 
 
-def statistics_mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+def _fig7_verdict(row: dict[str, Any]) -> str:
+    parts = []
+    paired = row.get("theory_minus_s1")
+    if paired is not None:
+        mean, half = paired["mean"], paired["half_width"]
+        word = "below" if mean < 0 else "NOT below"
+        sure = ("" if half is None else
+                " (interval below 0)" if mean + half < 0 else " (interval above 0)" if mean - half > 0
+                else " (interval contains 0)")
+        parts.append(f"s = n_K^(1/4) {word} s = 1 by {-mean:.3f}" + ("" if half is None else f" ± {half:.3f}")
+                     + f" nats, paired over {paired['seeds']} seed{'s' if paired['seeds'] > 1 else ''}{sure}")
+    gap = row.get("theory_minus_dense")
+    if gap is not None:
+        parts.append(("dense below s = n_K^(1/4)" if gap["mean"] > 0 else "dense NOT below s = n_K^(1/4)")
+                     + f" by {gap['mean']:.3f} nats"
+                     + {True: " (intervals apart)", False: " (intervals overlap)", None: ""}[gap["apart"]])
+    return f"{row['size']}: " + ", ".join(parts)
 
 
 def _train_cell(config: dict[str, Any], dense: bool) -> str:
@@ -283,11 +300,16 @@ def _train_cell(config: dict[str, Any], dense: bool) -> str:
     return text
 
 
-def _lm_setting(config: dict[str, Any]) -> str:
-    model, data = config["model"], config.get("data", {})
-    return (f"{model['n_layer']} layer(s), width {model['n_embd']}, n_K = {config['head_dim']}, context "
-            f"{model['block_size']}, vocabulary {model['vocab_size']}; WikiText-2 {data.get('train_split', '?')} "
-            f"to train, {data.get('val_split', '?')} to validate")
+def _data_text(config: dict[str, Any]) -> str:
+    data = config.get("data", {})
+    return f"WikiText-2 {data.get('train_split', '?')} to train, {data.get('val_split', '?')} to validate"
+
+
+def _lm_setting(config: dict[str, Any], data: bool = True) -> str:
+    model = config["model"]
+    text = (f"{model['n_layer']} layer(s), width {model['n_embd']}, n_K = {config['head_dim']}, context "
+            f"{model['block_size']}, vocabulary {model['vocab_size']}")
+    return text + (f"; {_data_text(config)}" if data else "")
 
 
 def _fig7_section(document: dict[str, Any]) -> list[str]:
@@ -295,11 +317,13 @@ def _fig7_section(document: dict[str, Any]) -> list[str]:
     per_size = document["config"].get("per_size", {document["preset"]: document["config"]})
     comparison = fig7_comparison(document)
     header = ["", "paper", f"sltcheck, {document['preset']} (`{document['_source']}`)"]
+    trainings = {_train_cell(config, True) for config in per_size.values()}
     rows = [
         ["model sizes", reported["setting"].cell(),
-         "; ".join(f"{size}: {_lm_setting(config)}" for size, config in per_size.items())
-         + "; edge-popup keeping 30 %"],
+         "; ".join(f"{size}: {_lm_setting(config, data=False)}" for size, config in per_size.items())
+         + f"; edge-popup keeping 30 %; {_data_text(next(iter(per_size.values())))}"],
         ["training", reported["train"].cell(),
+         f"every size: {trainings.pop()}" if len(trainings) == 1 else
          "; ".join(f"{size}: {_train_cell(config, True)}" for size, config in per_size.items())],
         ["seeds", reported["seeds"].cell(), "best validation loss, mean ± 95 % t-interval over seeds"],
     ]
@@ -309,19 +333,7 @@ def _fig7_section(document: dict[str, Any]) -> list[str]:
             if label in row["series"]:
                 rows.append([f"{row['size']}, {names[label]} ({row['nonzero'][label]:.0f} nonzero)",
                              reported["losses"].cell(), _mean_interval(row["series"][label])])
-    verdicts = []
-    for row in comparison:
-        parts = []
-        if "theory_below_s1" in row:
-            parts.append(("s = n_K^(1/4) below s = 1" if row["theory_below_s1"] else "s = n_K^(1/4) NOT below s = 1")
-                         + {True: " (intervals apart)", False: " (intervals overlap)", None: ""}[
-                             row["theory_below_s1_separated"]])
-        if "dense_below_theory" in row:
-            parts.append(("dense below s = n_K^(1/4)" if row["dense_below_theory"]
-                          else "dense NOT below s = n_K^(1/4)")
-                         + {True: " (intervals apart)", False: " (intervals overlap)", None: ""}[
-                             row["dense_below_theory_separated"]])
-        verdicts.append(f"{row['size']}: " + ", ".join(parts))
+    verdicts = [_fig7_verdict(row) for row in comparison]
     rows.append(["the paper's claim", reported["claim"].cell(), "; ".join(verdicts)])
     lines = _table(header, rows) + ["", "What differs and why:", ""]
     lines.append("- Modes theory and paper choose the synthetic sources of Figures 4-6; Figures 7 and 8 are the "
