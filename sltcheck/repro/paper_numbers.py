@@ -57,6 +57,7 @@ PAPER: dict[str, dict[str, Reported]] = {
         "setting": Reported("one single-head MHA, T varied (training lengths 4 to 256)", B1),
         "target": Reported("trained 25 epochs (AdamW, lr 0.1, weight decay 0.01, batch 1024)", B1),
         "widths": _not_in_text(5),
+        "fits": Reported("none reported for Figure 5", "paper.txt:238"),
         "errors": _not_in_text(5),
         "claim": Reported("\"even as T increases, the error remains bounded, and the bound decreases with "
                           "larger hidden dimensions\"", "paper.txt:238"),

@@ -176,7 +176,7 @@ _SYNTHETIC_ROWS: dict[str, tuple[str, Any]] = {
     "widths": ("widths n", lambda s: _span(s["config"]["widths"])),
     "gamma": ("fit gamma (95 % interval)", lambda s: _fit_value(s, "gamma")),
     "delta": ("fit delta (95 % interval)", lambda s: _fit_value(s, "delta")),
-    "fits": ("fits (delta of block 1 shared)", _fits_cell),
+    "fits": ("fits eps = gamma exp(-delta n) (95 % intervals)", _fits_cell),
     "errors": ("mean error", _errors_cell),
     "claim": ("the paper's claim", _claim_cell),
 }
