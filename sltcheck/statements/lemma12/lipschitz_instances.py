@@ -140,16 +140,35 @@ def lipschitz_shapes(*, block: bool) -> list[dict[str, int]]:
     return boundary.ordered_shapes(SHAPES)
 
 
+def _line(rng: np.random.Generator, T: int, d1: int, alpha: float, eps_max: float) -> tuple[np.ndarray, np.ndarray]:
+    """Tokens on one line at +-alpha, k of the T negative with k uniform in 0..T (every balance of
+    signs equally often: a binomial draw rarely gives 1 of 5), every token moved by eps_max along
+    the line, all inward, all outward (from eps_max inside the sphere) or each its own way."""
+    direction = np.eye(d1)[0] if d1 == 1 or rng.random() < 0.5 else boundary.sphere_tokens(rng, 1, d1, 1.0,
+                                                                                         boundary=True)[0]
+    direction = direction / np.linalg.norm(direction) if np.linalg.norm(direction) > 0 else np.eye(d1)[0]
+    signs = np.where(rng.permutation(T) < rng.integers(0, T + 1), -1.0, 1.0)
+    way = rng.integers(5) // 2  # all inward, all outward (the same |first-order change|), or mixed
+    radius = alpha * S.INSIDE - (eps_max if way == 1 else 0.0)
+    inward = np.full(T, -1.0) if way == 0 else np.full(T, 1.0) if way == 1 else rng.choice((-1.0, 1.0), T)
+    X = np.outer(signs * radius, direction)
+    return X, np.outer(signs * inward * eps_max, direction)
+
+
 def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
-    """A start for the search: alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, every
-    token moved by eps_max (along it, across it or along an axis), weights in sign patterns of
-    spectral norm 1 (boundary); or random tokens, steps, weights and alpha."""
+    """A start for the search: alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere (or on one
+    line at +-alpha, half the time), every token moved by eps_max (along it, across it or
+    along an axis), weights in sign patterns of spectral norm 1 (boundary); or random tokens,
+    steps, weights and alpha."""
     T, d1, d2, H = shape["T"], shape["d1"], shape["d2"], shape["H"]
     least = boundary.least_alpha(d1, d2)
     alpha = least if on_boundary or rng.random() < 0.5 else least * rng.uniform(1.0, 3.0)
     eps_max = float(rng.choice(boundary.eps_levels(0.0, EPS_HIGH))) if on_boundary else EPS_HIGH * rng.random() ** 3
     X = boundary.sphere_tokens(rng, T, d1, alpha, boundary=on_boundary)
-    if on_boundary:
+    if on_boundary and rng.random() < 0.5:
+        eps_max = 1e-5  # the first-order regime, where the bounds are tightest (other levels: below)
+        X, steps = _line(rng, T, d1, alpha, eps_max)
+    elif on_boundary:
         steps = boundary.steps(rng, X, eps_max)
     else:
         raw = rng.normal(size=(T, d1))

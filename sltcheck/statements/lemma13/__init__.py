@@ -27,7 +27,9 @@ Finding: the statement as printed is FALSE. The worst-case search
 (-a, a, -a, -a) on the alpha-sphere, every token moved inward by eps_max = 1.06e-5,
 W_Q = W_K = W_V = W_O = 1 and the FC layer 1 (all a few ulps inside their limits):
 measured 6.5202e-5 > bound 6.3810e-5, ratio 1.0218, decided at 40 and 80 digits and
-certified in interval arithmetic (``COUNTEREXAMPLES["as-stated"]``, exact). Why: to first
+certified in interval arithmetic (``COUNTEREXAMPLES["as-stated"]``, exact). With T = 5 the
+ratio reaches 1.0402 (``LARGEST_COUNTEREXAMPLES["as-stated"]``, found by the independent
+search of ``benchmarks/independent_search.py``). Why: to first
 order in eps the block doubles the residual stream's change (F_T = id on positive inputs), so
 the left side is 2 (eps + a) with a the attention's change, and the attention change here
 is about 2.07 eps, above the 2 alpha^2 eps the statement leaves room for once its factor 2
@@ -83,6 +85,31 @@ COUNTEREXAMPLES: dict[str, dict[str, object]] = {
         "W_O": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]},
         "eps_max": {"float": "0x1.64d7f20642fbbp-17"},
         "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": ["0x1.fffffffffffe0p-1"]}]},
+    }
+}
+# The largest violation known of each false variant (exact JSON), pinned by @example beside
+# COUNTEREXAMPLES: found by the independent red-team search (benchmarks/independent_search.py, seed 0
+# at T = 5), not by sltcheck's own search at every seed. Lemma 13 as stated at d1 = d2 = d_K = d_V = H
+# = L = 1, T = 5, full mask, alpha = 1: tokens (a, a, -a, a, a) on the alpha-sphere (a a few ulps
+# inside), every token moved inward by eps_max = 1e-7, every weight and the FC layer a few ulps below
+# 1: measured 6.24095e-7 > bound 6.00000e-7, ratio 1.04016 (60 digits), the supremum at T = 5 of the
+# first-order ratio 2 |dz| / ((4 alpha^2 + 2) eps_max) (1.02184 at T = 4).
+LARGEST_COUNTEREXAMPLES: dict[str, dict[str, object]] = {
+    "as-stated": {
+        "alpha": {"float": "0x1.0000000000000p+0"}, "d1": 1, "d2": 1,
+        "X": {"shape": [5, 1], "dtype": "float64",
+              "hex": ["0x1.fffffffffff80p-1", "0x1.fffffffffff80p-1", "-0x1.fffffffffff80p-1",
+                      "0x1.fffffffffff80p-1", "0x1.fffffffffff80p-1"]},
+        "X_perturbed": {"shape": [5, 1], "dtype": "float64",
+                        "hex": ["0x1.fffffca501a5bp-1", "0x1.fffffca501a5bp-1", "-0x1.fffffca501a5bp-1",
+                                "0x1.fffffca501a5bp-1", "0x1.fffffca501a5bp-1"]},
+        "mask": {"shape": [5, 5], "dtype": "int8", "int": [1] * 25},
+        "W_Q": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
+        "W_K": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
+        "W_V": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
+        "W_O": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
+        "eps_max": {"float": "0x1.ad7f29abcaf44p-24"},
+        "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]}]},
     }
 }
 DEFAULT_VARIANT = "as-proven"
