@@ -469,16 +469,19 @@ def main(argv: list[str] | None = None) -> int:
         if value <= 0:
             raise ValueError(f"{name} must be positive, got {value}")
     theirs = sltcheck_worst(args.compare)
-    statements = [search_statement(s, seed=args.seed, evaluations=args.evaluations, seconds=args.seconds,
-                                   variants=args.variants, max_shapes=args.shapes) for s in args.only]
-    for record in statements:
-        for entry in record["variants"]:
-            entry["sltcheck_worst_ratio"] = theirs.get((entry["statement"], entry["variant"]))
+    statements: list[dict[str, Any]] = []
     payload = {"schema_version": SCHEMA_VERSION, "kind": "independent-search", "seed": args.seed,
                "evaluations_per_shape": args.evaluations, "seconds_per_statement": args.seconds,
-               "max_shapes": args.shapes,
-               "decided_at_dps": DECIDE_DPS, "statements": statements}
-    write_json_atomic(args.out, payload)
+               "max_shapes": args.shapes, "decided_at_dps": DECIDE_DPS, "partial": True,
+               "statements": statements}
+    for name in args.only:  # each finished statement is written at once (an interrupted run keeps them)
+        record = search_statement(name, seed=args.seed, evaluations=args.evaluations, seconds=args.seconds,
+                                  variants=args.variants, max_shapes=args.shapes)
+        for entry in record["variants"]:
+            entry["sltcheck_worst_ratio"] = theirs.get((entry["statement"], entry["variant"]))
+        statements.append(record)
+        payload["partial"] = len(statements) < len(args.only)
+        write_json_atomic(args.out, payload)
     print(f"\n{'statement':<10} {'variant':<20} {'independent':>12} {'sltcheck':>10}  violated  complete")
     for record in statements:
         for e in record["variants"]:

@@ -165,7 +165,8 @@ def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_bound
     alpha = least if on_boundary or rng.random() < 0.5 else least * rng.uniform(1.0, 3.0)
     eps_max = float(rng.choice(boundary.eps_levels(0.0, EPS_HIGH))) if on_boundary else EPS_HIGH * rng.random() ** 3
     X = boundary.sphere_tokens(rng, T, d1, alpha, boundary=on_boundary)
-    if on_boundary and rng.random() < 0.5:
+    line = on_boundary and rng.random() < 0.5
+    if line:
         eps_max = 1e-5  # the first-order regime, where the bounds are tightest (other levels: below)
         X, steps = _line(rng, T, d1, alpha, eps_max)
     elif on_boundary:
@@ -184,4 +185,6 @@ def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_bound
     }
     if "L" in shape:
         instance["fc_layers"] = tuple(boundary.pattern_stack(rng, shape["L"], d1, d1, boundary=on_boundary))
+        if line:  # identity layers: F doubles the change of its input (the proof's factor 2, attained)
+            instance["fc_layers"] = tuple(np.eye(d1) * S.INSIDE for _ in range(shape["L"]))
     return project_lipschitz(instance)
