@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/independent_search.py [--only NAME ...] [--seed 0]
         [--evaluations 1500] [--seconds 240] [--out independent.json] [--compare findings.json]
+    .venv/bin/python benchmarks/independent_search.py --replay independent.json   # 100 digits; exit 1 if violated
 
 It shares no code with sltcheck's own worst-case search (``sltcheck/harness/search.py``,
 ``boundary.py``, ``strategies.py``, the statements' ``instances.py``): only each statement's
@@ -52,7 +53,7 @@ import numpy as np  # noqa: E402
 from scipy.optimize import differential_evolution, minimize  # noqa: E402
 
 from sltcheck.assumptions import violations  # noqa: E402
-from sltcheck.harness.serialise import encode_instance  # noqa: E402
+from sltcheck.harness.serialise import decode_instance, encode_instance  # noqa: E402
 from sltcheck.jsonfiles import read_json, write_json_atomic  # noqa: E402
 from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
 from sltcheck.statements import load  # noqa: E402
@@ -367,11 +368,12 @@ def coordinate_sweep(objective: Callable[[np.ndarray], float], u: np.ndarray, bu
     return u, best
 
 
-def decide(statement: str, module: Any, bound: Callable[..., Any], inst: dict[str, object]) -> dict[str, Any]:
-    """The verdict at 60 digits with the statement's own functions; admissibility by ``violations``."""
+def decide(statement: str, module: Any, bound: Callable[..., Any], inst: dict[str, object],
+           dps: int = DECIDE_DPS) -> dict[str, Any]:
+    """The verdict at ``dps`` digits with the statement's own functions; admissibility by ``violations``."""
     broken = [str(v) for v in violations(statement, inst)]
-    with mpmath.workdps(DECIDE_DPS):
-        m, b = module.measured(inst, DECIDE_DPS), bound(inst, DECIDE_DPS)
+    with mpmath.workdps(dps):
+        m, b = module.measured(inst, dps), bound(inst, dps)
         ratio = m / b if b > 0 else mpmath.inf
     return {"measured": mpmath.nstr(m, 20), "bound": mpmath.nstr(b, 20), "ratio": float(ratio),
             "admissible": not broken, "assumptions_broken": broken,
@@ -453,6 +455,25 @@ def sltcheck_worst(findings_path: str | None) -> dict[tuple[str, str], float]:
     return found
 
 
+def replay(path: str, dps: int = 100) -> int:
+    """Re-decide every recorded instance of an output file at ``dps`` digits; 1 if any is violated."""
+    payload = read_json(path, "independent search output")
+    if not isinstance(payload, dict) or payload.get("kind") != "independent-search":
+        raise ValueError(f"replay must name an output of this script, got {path!r}")
+    violated = False
+    for record in payload["statements"]:
+        for entry in record["variants"]:
+            module = load(entry["statement"])
+            for recorded in entry["decided"]:
+                verdict = decide(entry["statement"], module, module.VARIANTS[entry["variant"]],
+                                 decode_instance(recorded["instance"]), dps)
+                violated |= verdict["violated"]
+                print(f"{entry['statement']:<10} {entry['variant']:<20} ratio {verdict['ratio']:.9g} at {dps} digits "
+                      f"(recorded {recorded['ratio']:.9g}) admissible {verdict['admissible']} "
+                      f"violated {verdict['violated']}")
+    return 1 if violated else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=STATEMENTS, default=list(STATEMENTS))
@@ -463,7 +484,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=int, help="only the first N shapes of each statement (smallest first)")
     parser.add_argument("--out", default="independent_search.json")
     parser.add_argument("--compare", help="a findings.json of `sltcheck check`: its worst ratios beside ours")
+    parser.add_argument("--replay", metavar="OUTPUT", help="re-decide its instances at 100 digits")
     args = parser.parse_args(argv)
+    if args.replay:
+        return replay(args.replay)
     for name, value in (("--evaluations", args.evaluations), ("--seconds", args.seconds),
                         ("--shapes", args.shapes or 1)):
         if value <= 0:

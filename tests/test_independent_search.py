@@ -90,3 +90,10 @@ def test_the_largest_known_violation_replays() -> None:
     verdict = evaluate("lemma13", "as-stated", instance, dps=60)
     assert verdict.violated
     assert 1.0401 < verdict.ratio < 1.0402
+
+
+def test_an_output_replays_at_100_digits(tmp_path: Path) -> None:
+    script = load_script()
+    out = tmp_path / "out.json"
+    assert script.main(["--only", "lemma8", "--shapes", "1", "--evaluations", "60", "--out", str(out)]) == 0
+    assert script.main(["--replay", str(out)]) == 0  # Lemma 8 holds: nothing violated
