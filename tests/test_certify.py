@@ -167,12 +167,17 @@ def test_lemma8_bracket_contains_the_closed_form(tmp_path: Path) -> None:
 
 
 def test_lemma13_as_stated_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
+    """No seed given: the family seeds itself with the worst-case search restricted to it."""
     from sltcheck.harness.runner import evaluate
     from sltcheck.harness.serialise import decode_instance
 
-    entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=5.0)
+    family = families()["lemma13/d1-T4/as-stated"]
+    assert family.seeds is None
+    entry = run(family, tmp_path, budget=30.0, search=True)
     assert entry["verdict"] == "counterexample"
     replay = entry["counterexample"]
+    assert replay["found_by"].startswith("search_worst_case(lemma13, as-stated, seed 0")
+    assert entry["seeds"][0]["in_family"] and entry["seeds"][0]["outcome"] == "violated"
     verdict = evaluate("lemma13", replay["variant"], decode_instance(replay["instance"]), dps=60)
     assert verdict.violated
     assert replay["certified_ratio"][0] > 1
@@ -198,6 +203,22 @@ def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatc
     assert entry["verdict"] == "held" and entry["finished"]
     assert 0.9 / 1.01 <= entry["sup_lower"] <= 0.9 <= entry["sup_upper"] <= 0.9 * 1.01
     assert entry["proven_fraction"] == 1.0
+
+
+def test_the_climb_raises_the_lower_bound_to_an_interior_supremum(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """ratio = 0.9 - ((x - 0.3)^2 + (y - 0.7)^2) / 4: after one round the midpoints are far from
+    (0.3, 0.7); the climb from the best of them reaches the supremum 0.9."""
+    toy = Family(statement="lemma8", name="toy-interior", variant="as-stated",
+                 dimensions=(Dimension("x", 0.0, 1.0), Dimension("y", 0.0, 1.0)),
+                 enclose=lambda B, v: [(0.9 - ((v["x"] - 0.3) * (v["x"] - 0.3) + (v["y"] - 0.7) * (v["y"] - 0.7)) / 4,
+                                        B.point(1.0))],
+                 instance=lambda point, choice: {}, description="toy")
+    monkeypatch.setitem(families(), toy.key, toy)
+    climbed = run(toy, tmp_path, "a.sqlite", backend_name="mpmath", rounds=1)
+    still = run(toy, tmp_path, "b.sqlite", backend_name="mpmath", rounds=1, climb=False)
+    assert climbed["best_source"] == "climb" and climbed["sup_lower"] > 0.9 - 1e-9
+    assert still["best_source"] != "climb" and still["sup_lower"] < 0.9 - 1e-3
 
 
 # --- resume, determinism, executors --------------------------------------------------------------
@@ -268,7 +289,7 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
     from sltcheck.report import findings_text
     from sltcheck.report import page as report
 
-    entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=5.0)
+    entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=30.0, search=True)
     data = {"findings": [], "mutants": [], "certified_over_family": {"schema_version": 1, "families": [entry]}}
     html = report.render(report.build({"findings": [data], "synthetic": [], "lm": []}))
     assert "certified over family lemma13/d1-T4/as-stated" in html and "counterexample" in html

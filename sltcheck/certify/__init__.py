@@ -54,7 +54,10 @@ class Family:
     (a family may maximise inside, e.g. over the vertices of coordinates in which the measured
     side is convex; ``instance`` then takes the candidate's index). ``instance(point, choice)`` is
     the statement's instance at a point of the box (float64 arrays, satisfying every assumption);
-    ``contains(instance)`` says whether a given instance (a search seed) lies in the family.
+    ``contains(instance)`` says whether a given instance (a search seed) lies in the family;
+    ``search_fixed`` holds the fields (shape, mask, ...) that restrict the statement's worst-case search
+    (:func:`sltcheck.harness.search.search_worst_case`, its ``fixed``) to the family's shape, so the
+    branch-and-bound can seed its lower bound with the search's best instances itself.
     """
 
     statement: str
@@ -67,6 +70,7 @@ class Family:
     feasibility: Callable[[Backend, dict[str, Any]], str] | None = None
     contains: Callable[[dict[str, Any]], bool] | None = None
     seeds: Callable[[], list[dict[str, Any]]] | None = None
+    search_fixed: dict[str, Any] | None = None
     # the known answer (benchmarks): "held" / "counterexample" and the closed-form supremum if any
     expected: str | None = None
     known_supremum: float | None = None

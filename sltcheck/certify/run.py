@@ -27,6 +27,16 @@ from sltcheck.schema import SCHEMA_VERSION
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
 PROGRESS_EVERY = 5.0  # seconds between progress rows
+# The worst-case search that seeds a fresh family (restricted to the family's shape by its
+# ``search_fixed``): one shape, the ci budget's starts and climbs, a few seeds, stopping at the first
+# certified counterexample; a few seconds per seed (its instances are kept only if in the family).
+SEARCH_SEEDS = (0, 1, 2)
+SEARCH_BUDGET = {"shapes": 1, "starts": 48, "climbs": 10, "climb_evaluations": 600, "polish_evaluations": 300}
+# The climb that follows every rise of the lower bound: a compass search of the family's own point
+# ratio (rigorous at each point) from the best point, at most this many evaluations.
+CLIMB_EVALUATIONS = 400
+CLIMB_FIRST_STEP = 0.125  # of the family's width in each dimension; halved until CLIMB_LAST_STEP
+CLIMB_LAST_STEP = 2.0 ** -20
 
 
 @dataclass
@@ -46,6 +56,8 @@ class State:
     progress: list[list[float]] = field(default_factory=list)  # [seconds, proven fraction, lower, upper]
     verdict: str | None = None  # set once decided (held with nothing open, or a counterexample)
     counterexample: dict[str, Any] | None = None
+    best_source: str | None = None  # where the best lower bound came from (midpoint, snap, climb, a seed)
+    seeds: list[dict[str, Any]] = field(default_factory=list)  # every seed tried: source, ratio, in family
 
 
 class Store:
@@ -98,24 +110,40 @@ def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box])
 
 def certify_family(family: Family, store: Store, *, backend_name: str, budget: float, tolerance: float,
                    executor: Executor | None = None, report: Callable[[str], None] | None = None,
-                   rounds: int | None = None, seeds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   rounds: int | None = None, seeds: list[dict[str, Any]] | None = None,
+                   search: bool = False, climb: bool = True) -> dict[str, Any]:
     """Run (or resume) the branch-and-bound of ``family`` for at most ``budget`` seconds more (and,
     where ``rounds`` is given, until it has done that many rounds in all: a result independent of speed).
     ``seeds``: instances of the statement (e.g. the worst ones a search found) that raise the lower
-    bound where they lie in the family, besides the family's own seeds."""
+    bound where they lie in the family, besides the family's own seeds. ``search``: a fresh run first
+    seeds itself with the worst-case search restricted to the family (:data:`SEARCH_BUDGET`, seeds
+    :data:`SEARCH_SEEDS`), where the family says how (``search_fixed``). ``climb``: every rise of the
+    lower bound is followed by a local climb of the family's point ratio from the best point."""
     from sltcheck import certified
 
     executor = executor or InProcessExecutor()
+    searching = search and family.search_fixed is not None
     config = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "tolerance": tolerance,
-              "dimensions": [[d.name, d.low, d.high] for d in family.dimensions]}
+              "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
+              "search": {"seeds": list(SEARCH_SEEDS), "budget": SEARCH_BUDGET} if searching else None,
+              "climb": CLIMB_EVALUATIONS if climb else None}
+    deadline = time.perf_counter() + budget  # the seeding counts against the budget
     loaded = store.load(family.key, config)
     heap: list[tuple[float, int, Box, float]]
     if loaded is None:
         state, heap = State(), []
+        began = time.perf_counter()
         first = _evaluate(executor, family.key, backend_name, [root(family)])[0]
         state.evaluated = 1
-        _take_lower(state, first)
-        _seed(family, state, seeds or [])
+        _take_lower(state, first, "midpoint")
+        sources = [("the family's pinned seeds", family.seeds() if family.seeds else []),
+                   ("--seeds (a findings.json)", seeds or [])]
+        for source, instances in sources:
+            for instance in instances:
+                _seed(family, state, instance, source)
+        if searching:
+            _search_seeds(family, state, report)
+        state.seconds = time.perf_counter() - began
         if first.state == "outside":
             state.outside_volume = 1.0
         else:
@@ -128,7 +156,7 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     start = time.perf_counter()
     spent = state.seconds
     last_row = -math.inf
-    while (state.verdict is None and heap and time.perf_counter() - start < budget
+    while (state.verdict is None and heap and time.perf_counter() < deadline
            and (rounds is None or state.rounds < rounds)):
         popped: list[tuple[float, int, Box, float]] = []
         removed: list[int] = []
@@ -144,9 +172,11 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
         state.evaluated += len(results)
         before = state.best_lower
         for result in results:
-            _take_lower(state, result)
-        if state.best_lower > before:
+            _take_lower(state, result, "midpoint")
+        if state.best_lower > before and state.best_point is not None:
             _snap(family, state, backend_name)
+            if climb:
+                _climb(family, state, backend_name)
         added = []
         for (box, volume), result in zip(children, results, strict=True):
             if result.state == "outside":
@@ -175,9 +205,10 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     return summary(family, state, heap, backend_name, tolerance)
 
 
-def _take_lower(state: State, result: BoxResult) -> None:
+def _take_lower(state: State, result: BoxResult, source: str) -> None:
     if result.lower > state.best_lower:
         state.best_lower, state.best_point, state.best_choice = result.lower, list(result.point), result.choice
+        state.best_source = source
 
 
 def _snap(family: Family, state: State, backend_name: str) -> None:
@@ -199,7 +230,39 @@ def _snap(family: Family, state: State, backend_name: str) -> None:
                 lower, choice = point_ratio(arith, family, trial)
                 if lower > state.best_lower:
                     state.best_lower, state.best_point, state.best_choice = lower, trial, choice
+                    state.best_source = "snap"
                     improved = True
+
+
+def _climb(family: Family, state: State, backend_name: str) -> None:
+    """The branch-and-bound's own lower-bound improvement: a compass search from the best point (each
+    coordinate moved up and down by a step, a move kept where the rigorously evaluated point ratio
+    rises; the steps halve when no move does), inside the family's box, at most CLIMB_EVALUATIONS
+    evaluations. Deterministic: same best point, same climb."""
+    from sltcheck.certify.bnb import point_ratio
+    from sltcheck.numerics.balls import backend
+
+    arith = backend(backend_name)
+    assert state.best_point is not None
+    widths = [d.high - d.low for d in family.dimensions]
+    step, spent, moved = CLIMB_FIRST_STEP, 0, False
+    while step >= CLIMB_LAST_STEP and spent < CLIMB_EVALUATIONS:
+        improved = False
+        for axis, dimension in enumerate(family.dimensions):
+            for sign in (1.0, -1.0):
+                if spent >= CLIMB_EVALUATIONS or widths[axis] == 0:
+                    continue
+                trial = list(state.best_point)
+                trial[axis] = min(max(trial[axis] + sign * step * widths[axis], dimension.low), dimension.high)
+                spent += 1
+                lower, choice = point_ratio(arith, family, trial)
+                if lower > state.best_lower:
+                    state.best_lower, state.best_point, state.best_choice = lower, trial, choice
+                    improved = moved = True
+        if not improved:
+            step /= 2
+    if moved:
+        state.best_source = "climb"
 
 
 def _close(state: State, upper: float, volume: float) -> None:
@@ -217,17 +280,43 @@ def _upper(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
     return max([state.closed_upper] + [-u for u, _, _, _ in heap])
 
 
-def _seed(family: Family, state: State, extra: list[dict[str, Any]]) -> None:
-    """Raise the lower bound with the seeds (search results, pinned counterexamples) in the family."""
+def _seed(family: Family, state: State, instance: dict[str, Any], source: str) -> None:
+    """Raise the lower bound with a seed (a search result, a pinned counterexample) where it lies in
+    the family; a certified violation decides the family. Every seed tried is recorded with its source."""
     from sltcheck import certified
 
-    for instance in [*(family.seeds() if family.seeds else []), *extra]:
-        if family.contains is not None and family.contains(instance):
-            ratio = _certified_ratio(certified, family, instance)
-            if ratio["lower"] > state.best_lower:
-                state.best_lower, state.best_point = ratio["lower"], None
-                if ratio["outcome"] == "violated":
-                    state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio)
+    inside = family.contains is not None and family.contains(instance)
+    record: dict[str, Any] = {"source": source, "in_family": inside, "certified_ratio": None, "outcome": None}
+    state.seeds.append(record)
+    if not inside:
+        return
+    ratio = _certified_ratio(certified, family, instance)
+    record.update(certified_ratio=[v if math.isfinite(v) else None for v in (ratio["lower"], ratio["upper"])],
+                  outcome=ratio["outcome"])
+    if ratio["lower"] > state.best_lower:
+        state.best_lower, state.best_point, state.best_source = ratio["lower"], None, source
+    if ratio["outcome"] == "violated" and state.verdict is None:
+        state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio, source)
+
+
+def _search_seeds(family: Family, state: State, report: Callable[[str], None] | None) -> None:
+    """Seeds from the worst-case search restricted to the family's shape (its public entry point,
+    :func:`sltcheck.harness.search.search_worst_case`), one search per seed of SEARCH_SEEDS until one
+    gives a certified counterexample in the family."""
+    from sltcheck.harness.search import Budget, search_worst_case
+
+    assert family.search_fixed is not None
+    for seed in SEARCH_SEEDS:
+        if state.verdict is not None:
+            break
+        worst = search_worst_case(family.statement, family.variant, profile=Budget(**SEARCH_BUDGET),
+                                  fixed=family.search_fixed, seed=seed)
+        source = (f"search_worst_case({family.statement}, {family.variant}, seed {seed}, "
+                  f"{worst.evaluations} evaluations): float ratio {worst.float_ratio:.6g}")
+        _seed(family, state, worst.instance, source)
+        if report:
+            inside = "in the family" if state.seeds[-1]["in_family"] else "outside the family"
+            report(f"{family.key}: seed from {source}, {inside}")
 
 
 def _certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -> dict[str, Any]:
@@ -244,12 +333,12 @@ def _certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -
             "upper": math.nextafter(upper, math.inf), "work_dps": result["work_dps"]}
 
 
-def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any]) -> dict[str, Any]:
+def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any], source: str) -> dict[str, Any]:
     from sltcheck.harness.serialise import encode_instance
 
     return {"statement": family.statement, "variant": family.variant, "violated": True,
             "family": family.key, "certified_ratio": [ratio["lower"], ratio["upper"]],
-            "instance": encode_instance(instance)}
+            "instance": encode_instance(instance), "found_by": source}
 
 
 def _confirm_violation(family: Family, state: State, certified: Any) -> None:
@@ -259,7 +348,8 @@ def _confirm_violation(family: Family, state: State, certified: Any) -> None:
                                state.best_choice)
     ratio = _certified_ratio(certified, family, instance)
     if ratio["outcome"] == "violated":
-        state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio)
+        state.verdict = "counterexample"
+        state.counterexample = _replay_entry(family, instance, ratio, f"branch-and-bound ({state.best_source})")
 
 
 def summary(family: Family, state: State, heap: list[tuple[float, int, Box, float]], backend_name: str,
@@ -294,6 +384,6 @@ def summary(family: Family, state: State, heap: list[tuple[float, int, Box, floa
         "boxes_per_second": round(state.evaluated / state.seconds, 1) if state.seconds > 0 else None,
         "backend": backend_name, "tolerance": tolerance,
         "expected": family.expected, "known_supremum": family.known_supremum, "notes": family.notes,
-        "best": best, "counterexample": state.counterexample,
+        "best": best, "best_source": state.best_source, "seeds": state.seeds, "counterexample": state.counterexample,
         "progress": [[r[0], r[1], finite(r[2]), finite(r[3])] for r in state.progress],
     }

@@ -2,13 +2,17 @@
 
     sltcheck certify [--only NAME ...] [--family NAME ...] [--budget SECONDS] [--rounds N] [--out DIR]
                      [--backend arb|mpmath] [--tolerance T] [--workers N] [--cluster local | --scheduler ADDR]
-                     [--findings FILE] [--seeds FILE] [--list]
+                     [--findings FILE] [--seeds FILE] [--no-search] [--no-climb] [--list]
 
 Runs the interval branch-and-bound (:mod:`sltcheck.certify`) on each selected family for at most
 ``--budget`` seconds (each), resuming what ``DIR/boxes.sqlite`` holds; writes ``DIR/certified.json``
 (every family's verdict, bracket of the supremum, proven volume, boxes/s, progress over time) and
 ``DIR/counterexamples.json`` (replay with ``sltcheck check --replay``). ``--findings FILE`` adds the
 results to a findings.json of ``sltcheck check`` under the key ``certified_over_family``.
+
+A fresh family seeds its lower bound itself: the worst-case search restricted to the family's shape
+(where the family says how), then a local climb after every rise of the lower bound; every seed's
+source is recorded (``seeds``, ``best_source``, and a counterexample's ``found_by``).
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--findings", metavar="FILE", help="add the results to this findings.json")
     parser.add_argument("--seeds", metavar="FILE",
                         help="a findings.json of sltcheck check: its worst instances seed the lower bounds")
+    parser.add_argument("--no-search", action="store_true",
+                        help="do not seed a fresh family with the worst-case search restricted to it")
+    parser.add_argument("--no-climb", action="store_true",
+                        help="no local climb of the lower bound after each rise of it")
     parser.add_argument("--list", action="store_true", help="list the families and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     where = parser.add_argument_group("where the boxes are enclosed")
@@ -128,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
                     entries.append(certify_family(family, store, backend_name=arith.name, budget=args.budget,
                                                   seeds=seeds.get(family.statement, []),
                                                   tolerance=args.tolerance, executor=executor, report=report,
-                                                  rounds=args.rounds))
+                                                  rounds=args.rounds, search=not args.no_search,
+                                                  climb=not args.no_climb))
                 except ValueError as error:
                     raise SystemExit(str(error)) from None
                 _write(out, entries, arith.name)

@@ -200,6 +200,12 @@ def contains_maker(T: int, with_block: bool, statement: str) -> Callable[[dict[s
     return contains
 
 
+def search_fixed(T: int, with_block: bool) -> dict[str, Any]:
+    """What restricts the worst-case search to the family's shape: d = H = 1 (L = 1), T tokens, full mask."""
+    shape = {"d1": 1, "d2": 1, "H": 1, "dK": 1, "dV": 1, "T": T, **({"L": 1} if with_block else {})}
+    return {**shape, "mask": np.ones((T, T), dtype=np.int8)}
+
+
 def families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
              seeds: Callable[[], list[dict[str, Any]]] | None = None,
              expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES) -> list[Family]:
@@ -213,6 +219,7 @@ def families(statement: str, with_block: bool, variants: dict[str, tuple[float, 
                 statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T),
                 enclose=enclosure(T, with_block, factor, eps_weight), instance=instance_maker(T, with_block),
                 feasibility=feasibility(T), contains=contains_maker(T, with_block, statement), seeds=seeds,
+                search_fixed=search_fixed(T, with_block),
                 description=f"d = H = 1{', L = 1' if with_block else ''}, T = {T}, full mask, alpha in "
                             f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
                 expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held"))

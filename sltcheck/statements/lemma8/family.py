@@ -9,19 +9,25 @@ removed, and why it loses no instance:
   does not depend on it (alpha = 1);
 - the logits: only the softmax p matters; p runs over the whole simplex by stick breaking,
   p_1 = t_1, p_2 = (1 - t_1) t_2, ..., t in [0, 1]^(T-1) (a masked-out token is p_k = 0);
-- the perturbation: eps_k = eps_max s_k, s in [-1, 1]^T (exactly ||eps||_max <= eps_max);
 - u: the left side |sum_k (q_k - p_k) u_k| is convex in u and the bound does not involve it, so
   its sup over [-1, 1]^T is at a vertex; the sign flip u -> -u leaves it unchanged: u_1 = 1 and
-  (u_2, ..., u_T) in {-1, 1}^(T-1) are the candidates.
+  (u_2, ..., u_T) in {-1, 1}^(T-1) are the candidates;
+- the perturbation eps_k = eps_max s_k, s in [-1, 1]^T (exactly ||eps||_max <= eps_max), by
+  monotonicity: with u in {-1, 1}^T, d/ds_k sum_j q_j u_j = eps_max q_k (u_k - sum_j q_j u_j) has the
+  sign of u_k, so sum_j q_j u_j is largest at s = u and smallest at s = -u, and the sup over s of
+  the left side is at s = sigma u, sigma = +-1: the candidates are (u, sigma), no dimension left for s.
 
-Enclosure (a rewriting of the left side, not the statement's code path): with S = sum_j p_j e^(eps s_j),
+Enclosure (a rewriting of the left side, not the statement's code path): at s = sigma u, with
+P = sum_{u_k = 1} p_k and a = e^(sigma eps), b = e^(-sigma eps), only the pairs with u_k != u_j stay in
 
-    sum_k (q_k - p_k) u_k = (1/S) sum_{k<j} p_k p_j (e^(eps s_k) - e^(eps s_j)) (u_k - u_j),
+    sum_k (q_k - p_k) u_k = (1/S) sum_{k<j} p_k p_j (e^(eps s_k) - e^(eps s_j)) (u_k - u_j)
+                          = 4 sigma eps (sinh(eps) / eps) P (1 - P) / (a P + b (1 - P)),
 
-and (e^(eps s_k) - e^(eps s_j)) / eps = (s_k - s_j) e^(eps xi) with xi between s_j and s_k (mean
-value; intersected with the direct difference, tighter once s_k and s_j are apart), so both sides are
-divided by eps exactly: the bound's sqrt(d1) alpha (e^(2 eps) - 1) / eps is
-2 exprel(2 eps), increasing in eps. Known answer: sup = 2 tanh(EPS_LOW / 2) / (e^(2 EPS_LOW) - 1)
+so the left side over eps is 4 sinhc(eps) g(P): sinhc increasing (enclosed at the ends of eps), P
+multilinear in t (exact range at the corners, :func:`mass_range`), g unimodal in P and decreasing in
+a and b (exact range, :func:`spread_range`); the bound over eps, sqrt(d1) alpha (e^(2 eps) - 1) / eps,
+is 2 exprel(2 eps), increasing in eps. Both sides are divided by eps exactly.
+Known answer: sup = 2 tanh(EPS_LOW / 2) / (e^(2 EPS_LOW) - 1)
 (:mod:`sltcheck.statements.lemma8.worst_case`; the ratio decreases in eps_max).
 """
 
@@ -45,14 +51,17 @@ SIZES = (2, 3)
 
 
 def dimensions(T: int) -> tuple[Dimension, ...]:
-    return (tuple(Dimension(f"t{k}", 0.0, 1.0) for k in range(1, T))
-            + tuple(Dimension(f"s{k}", -1.0, 1.0) for k in range(1, T + 1))
-            + (Dimension("eps", EPS_LOW, EPS_HIGH),))
+    return tuple(Dimension(f"t{k}", 0.0, 1.0) for k in range(1, T)) + (Dimension("eps", EPS_LOW, EPS_HIGH),)
 
 
 def vertices(T: int) -> list[tuple[float, ...]]:
     """The sign patterns with u_1 = 1, but for all ones (the left side is 0 there)."""
     return [(1.0, *rest) for rest in itertools.product((-1.0, 1.0), repeat=T - 1) if -1.0 in rest]
+
+
+def candidates(T: int) -> list[tuple[tuple[float, ...], float]]:
+    """(u, sigma): the token signs and the perturbation's direction s = sigma u."""
+    return [(u, sigma) for u in vertices(T) for sigma in (1.0, -1.0)]
 
 
 def probabilities(values: Sequence[Any]) -> list[Any]:
@@ -64,68 +73,53 @@ def probabilities(values: Sequence[Any]) -> list[Any]:
     return [*p, rest]
 
 
-def one_minus_square_range(arith: Backend, t: Any, power: str) -> Any:
-    """The exact range over the interval t of t (1 - t) ("parabola") or (1 - t)^2 ("square"): one
-    occurrence of t, so no dependency (the naive t * (1 - t) overestimates by the width of t)."""
-    lo, hi = arith.lower(t), arith.upper(t)
-    lo, hi = max(lo, 0.0), min(hi, 1.0)
-
-    def at(x: float) -> Any:
-        point = arith.point(x)
-        return point * (1 - point) if power == "parabola" else (1 - point) * (1 - point)
-
-    ends = [at(lo), at(hi)]
-    low = min(arith.lower(e) for e in ends)
-    high = max(arith.upper(e) for e in ends)
-    if power == "parabola" and lo <= 0.5 <= hi:
-        high = max(high, 0.25)
-    return arith.interval(max(low, 0.0), high)
+def sinhc(arith: Backend, eps: Any) -> Any:
+    """sinh(eps) / eps = exprel(2 eps) e^(-eps), increasing in eps > 0: enclosed at the ends."""
+    return arith.increasing(lambda y: arith.expm1(2 * y) * arith.exp(-y) / (2 * y), eps)
 
 
-def pair_products(arith: Backend, t: Sequence[Any]) -> dict[tuple[int, int], Any]:
-    """p_k p_j (k < j) of the stick-breaking p, each a product of one-variable exact ranges:
-    p_k p_j = t_k (1 - t_k) prod_{i<k} (1 - t_i)^2 prod_{k<i<j} (1 - t_i) (t_j if j < T - 1)."""
-    T = len(t) + 1
-    out = {}
-    for k in range(T - 1):
-        for j in range(k + 1, T):
-            value = one_minus_square_range(arith, t[k], "parabola")
-            for i in range(k):
-                value = value * one_minus_square_range(arith, t[i], "square")
-            for i in range(k + 1, j):
-                value = value * (1 - t[i])
-            if j < T - 1:
-                value = value * t[j]
-            out[k, j] = value
-    return out
+def mass_range(arith: Backend, t: Sequence[Any], u: Sequence[float]) -> tuple[float, float]:
+    """The exact range (rounded outward) over the box t of P = sum of p_k over u_k = 1: stick
+    breaking makes P multilinear in t (each t_i to the power 0 or 1 in every term), so its range is
+    taken at the corners of the box."""
+    ends = [(arith.lower(x), arith.upper(x)) for x in t]
+    values = []
+    for corner in itertools.product(*ends):
+        p = probabilities([arith.point(c) for c in corner])
+        values.append(sum((pk for pk, uk in zip(p, u, strict=True) if uk > 0), arith.point(0.0)))
+    return max(0.0, min(arith.lower(v) for v in values)), min(1.0, max(arith.upper(v) for v in values))
 
 
-def shift_over_eps(arith: Backend, values: dict[str, Any], T: int, u: Sequence[float]) -> tuple[Any, Any]:
-    """(sum_{k<j} p_k p_j (e^(eps s_k) - e^(eps s_j)) / eps (u_k - u_j), S): the left side is eps |first| / S."""
-    t = [values[f"t{k}"] for k in range(1, T)]
-    p, pp = probabilities(t), pair_products(arith, t)
-    s = [values[f"s{k}"] for k in range(1, T + 1)]
-    eps = values["eps"]
-    total = 0
-    for k in range(T):
-        for j in range(k + 1, T):
-            if u[k] == u[j]:
-                continue
-            between = arith.hull([s[k], s[j]])
-            mean_value = (s[k] - s[j]) * arith.exp(eps * between)
-            direct = (arith.exp(eps * s[k]) - arith.exp(eps * s[j])) / eps  # tighter once s_k, s_j are apart
-            total = total + pp[k, j] * arith.intersect(mean_value, direct) * (u[k] - u[j])
-    S = sum((pk * arith.exp(eps * sk) for pk, sk in zip(p, s, strict=True)), 0)
-    return total, S
+def spread_range(arith: Backend, mass: tuple[float, float], eps: Any, sigma: float) -> Any:
+    """The range of g(P) = P (1 - P) / (a P + b (1 - P)), a = e^(sigma eps), b = e^(-sigma eps), over
+    P in ``mass`` and the box's eps: g decreases in a and in b, and at fixed a, b rises to its peak
+    1 / (sqrt a + sqrt b)^2 at P* = sqrt b / (sqrt a + sqrt b), then falls (each end evaluated at
+    points: no dependency)."""
+    a, b = arith.exp(sigma * eps), arith.exp(-sigma * eps)
+
+    def g(P: float, a_end: float, b_end: float) -> Any:
+        x, A, B = arith.point(P), arith.point(a_end), arith.point(b_end)
+        return x * (1 - x) / (A * x + B * (1 - x))
+
+    low_a, low_b, high_a, high_b = arith.lower(a), arith.lower(b), arith.upper(a), arith.upper(b)
+    lo, hi = mass
+    top = max(arith.upper(g(lo, low_a, low_b)), arith.upper(g(hi, low_a, low_b)))
+    root_a, root_b = arith.sqrt(arith.point(low_a)), arith.sqrt(arith.point(low_b))
+    peak_at = root_b / (root_a + root_b)
+    if arith.lower(peak_at) <= hi and lo <= arith.upper(peak_at):  # the peak may lie inside: take it
+        top = max(top, arith.upper(1 / ((root_a + root_b) * (root_a + root_b))))
+    bottom = min(arith.lower(g(lo, high_a, high_b)), arith.lower(g(hi, high_a, high_b)))
+    return arith.interval(max(bottom, 0.0), top)
 
 
 def enclosure(T: int, bound_over_eps: Callable[[Backend, Any], Any]) -> Enclose:
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         out = []
         b = bound_over_eps(arith, values["eps"])
-        for u in vertices(T):
-            top, S = shift_over_eps(arith, values, T, u)
-            out.append((top, S * b))
+        t, eps = [values[f"t{k}"] for k in range(1, T)], values["eps"]
+        for u, sigma in candidates(T):
+            mass = mass_range(arith, t, u)
+            out.append((4 * sinhc(arith, eps) * spread_range(arith, mass, eps, sigma), b))
         return out
 
     return enclose
@@ -138,9 +132,10 @@ def instance_maker(T: int) -> Callable[[dict[str, float], int], dict[str, Any]]:
         with np.errstate(divide="ignore"):
             logits = np.log(np.asarray(p, dtype=np.float64))
         logits = np.where(np.isfinite(logits), logits, -745.0)  # p_k = 0: as good as masked in float64
-        row_eps = np.asarray([eps * point[f"s{k}"] for k in range(1, T + 1)], dtype=np.float64)
+        u, sigma = candidates(T)[choice]
+        row_eps = np.asarray([eps * sigma * uk for uk in u], dtype=np.float64)
         return {"alpha": 1.0, "d1": 1, "eps_max": eps,
-                "X": np.asarray(vertices(T)[choice], dtype=np.float64).reshape(T, 1),
+                "X": np.asarray(u, dtype=np.float64).reshape(T, 1),
                 "logits": np.tile(logits, (T, 1)), "mask": np.ones((T, T), dtype=np.int8),
                 "perturbation": np.tile(row_eps, (T, 1))}
 
@@ -165,7 +160,7 @@ def families(statement: str, variants: dict[str, tuple[Callable[[Backend, Any], 
                 statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T),
                 enclose=enclosure(T, over_eps), instance=instance_maker(T),
                 description=f"d1 = 1, T = {T}, full mask, eps_max in [{EPS_LOW}, {EPS_HIGH}] "
-                            "(alpha, rows, logits and token signs removed by symmetry)",
+                            "(alpha, rows, logits, token signs and the perturbation removed by symmetry and monotonicity)",
                 expected="held", known_supremum=supremum))
     return out
 
