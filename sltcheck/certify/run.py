@@ -319,18 +319,45 @@ def _search_seeds(family: Family, state: State, report: Callable[[str], None] | 
             report(f"{family.key}: seed from {source}, {inside}")
 
 
+DECIDE_DPS = 60  # digits of the statement's own mpmath code where sltcheck.certified does not cover it
+
+
 def _certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -> dict[str, Any]:
-    """The statement's own interval evaluation (sltcheck.certified, a second code path)."""
+    """The statement's own evaluation, a second code path: its interval enclosure
+    (:mod:`sltcheck.certified`) where it covers the statement and variant, else its mpmath code at
+    DECIDE_DPS digits (decided as ``sltcheck check`` decides, the ratio rounded outward)."""
     from sltcheck.numerics.intervals import ends
 
+    if family.variant not in certified.supported().get(family.statement, ()):
+        return _decided_ratio(family, instance)
     result = certified.evaluate(family.statement, instance, family.variant)
     if result["bound"] is None:
-        return {"outcome": "undecided", "lower": -math.inf, "upper": math.inf}
+        return {"outcome": "undecided", "lower": -math.inf, "upper": math.inf, "decided_by": "interval"}
     (m_lo, m_hi), (b_lo, b_hi) = ends(result["measured"]), ends(result["bound"])
     lower = float(m_lo / b_hi) if b_hi > 0 else -math.inf
     upper = float(m_hi / b_lo) if b_lo > 0 else math.inf
     return {"outcome": result["outcome"], "lower": math.nextafter(lower, -math.inf),
-            "upper": math.nextafter(upper, math.inf), "work_dps": result["work_dps"]}
+            "upper": math.nextafter(upper, math.inf), "work_dps": result["work_dps"],
+            "decided_by": "interval (sltcheck.certified)"}
+
+
+def _decided_ratio(family: Family, instance: dict[str, Any]) -> dict[str, Any]:
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.statements import load
+
+    module = load(family.statement)
+    mutants = {m.name: m.bound for m in getattr(module, "MUTANTS", [])}
+    verdict = evaluate(family.statement, family.variant, instance, dps=DECIDE_DPS,
+                       bound=mutants.get(family.variant))
+    outcome = "violated" if verdict.violated else "undecided" if verdict.undecided else "held"
+    ratio = verdict.ratio
+    if verdict.bound > 0 and verdict.measured >= 0:
+        lower = math.nextafter(math.nextafter(ratio, -math.inf), -math.inf)
+        upper = math.nextafter(math.nextafter(ratio, math.inf), math.inf)
+    else:
+        lower, upper = -math.inf, math.inf
+    return {"outcome": outcome, "lower": lower, "upper": upper, "work_dps": DECIDE_DPS,
+            "decided_by": f"the statement's mpmath code at {DECIDE_DPS} digits (no interval enclosure of it)"}
 
 
 def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any], source: str) -> dict[str, Any]:
@@ -338,7 +365,7 @@ def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any
 
     return {"statement": family.statement, "variant": family.variant, "violated": True,
             "family": family.key, "certified_ratio": [ratio["lower"], ratio["upper"]],
-            "instance": encode_instance(instance), "found_by": source}
+            "instance": encode_instance(instance), "found_by": source, "decided_by": ratio["decided_by"]}
 
 
 def _confirm_violation(family: Family, state: State, certified: Any) -> None:
@@ -370,7 +397,7 @@ def summary(family: Family, state: State, heap: list[tuple[float, int, Box, floa
             check = _certified_ratio(certified, family, instance)
             best.update(instance=encode_instance(instance),
                         certified_ratio=[v if math.isfinite(v) else None for v in (check["lower"], check["upper"])],
-                        certified_outcome=check["outcome"])
+                        certified_outcome=check["outcome"], decided_by=check["decided_by"])
     finite = (lambda x: x if math.isfinite(x) else None)  # noqa: E731  strict JSON: no inf
     return {
         "key": family.key, "statement": family.statement, "family": family.name, "variant": family.variant,

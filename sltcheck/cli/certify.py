@@ -82,9 +82,14 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
-    """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads."""
-    from sltcheck.records import FindingRecord, FindingsFile
+    """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads:
+    a variant's under ``findings``, a mutant's (a known-false bound) under ``mutants``."""
+    from sltcheck.records import FindingRecord, FindingsFile, MutantRecord
     from sltcheck.schema import SCHEMA_VERSION
+    from sltcheck.statements import load
+
+    def is_variant(c: dict[str, Any]) -> bool:
+        return c["variant"] in load(c["statement"]).VARIANTS
 
     findings: list[FindingRecord] = [
         {"statement": c["statement"], "variant": c["variant"], "default": False, "examples": 0,
@@ -93,12 +98,18 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
          "failure": f"certified counterexample of the family {c['family']} (sltcheck certify)",
          "search": None, "ratios": [], "filtered": 0, "certified": True, "certified_outcome": "violated",
          "interval": {"certified_ratio": c["certified_ratio"]}}
-        for c in counterexamples]
+        for c in counterexamples if is_variant(c)]
+    mutants: list[MutantRecord] = [
+        {"statement": c["statement"], "mutant": c["variant"], "why": f"family {c['family']} (sltcheck certify)",
+         "refuted": True, "ratio": c["certified_ratio"][0], "counterexample": c["instance"],
+         "message": f"counterexample of the family {c['family']}, decided by {c.get('decided_by', 'interval')}",
+         "seconds": 0.0}
+        for c in counterexamples if not is_variant(c)]
     data: FindingsFile = {
         "schema_version": SCHEMA_VERSION, "profile": "certify", "seed": 0,
         "run": {"profile": "certify", "seed": 0, "only": sorted({c["statement"] for c in counterexamples}),
-                "no_search": True, "no_mutants": True, "power": False},
-        "fingerprint": "", "complete": True, "planned": [], "done": [], "findings": findings, "mutants": [],
+                "no_search": True, "no_mutants": not mutants, "power": False},
+        "fingerprint": "", "complete": True, "planned": [], "done": [], "findings": findings, "mutants": mutants,
         "slack": [], "power": []}
     return dict(data)
 
