@@ -142,6 +142,52 @@ def test_family_point_ratio_matches_the_statement(key: str) -> None:
     assert checked == 6
 
 
+SUBSET_SUM_KEYS = ["lemma2/targets-2x1-n4-source0/as-proven", "lemma2/targets-2x1-n4-source0/bound-quartered",
+                   "lemma4/targets-2x1-n4-source0/construction", "lemma7/targets-2x1-n4-source0/construction",
+                   "lemma7/targets-2x1-n4-source0/bound-halved"]
+
+
+@pytest.mark.parametrize("key", SUBSET_SUM_KEYS)
+def test_subset_sum_family_encloses_the_statement(key: str) -> None:
+    """Two code paths: the family's distance ranges at a point (and on a box around it) vs the
+    statement's own mpmath code (enumeration of every mask pair, the subset-sum solver's masks)."""
+    from sltcheck.assumptions import violations
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.statements import load
+
+    family = families()[key]
+    module = load(family.statement)
+    bound = {m.name: m.bound for m in module.MUTANTS}.get(family.variant)
+    B = backend(BACKEND_NAMES[0])
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(80):
+        if checked == 6:
+            break
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(B, family, point)
+        if lower == -math.inf or lower < 1e-3:
+            continue
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        assert not violations(family.statement, instance) and family.contains is not None
+        assert family.contains(instance)
+        ratio = evaluate(family.statement, family.variant, instance, dps=40, bound=bound).ratio
+        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
+        assert lower * (1 - 1e-9) <= ratio <= upper * (1 + 1e-9), (point, choice)
+        box = (tuple(p - 1e-6 for p in point), tuple(p + 1e-6 for p in point))
+        assert evaluate_box(B, family, box).upper >= ratio * (1 - 1e-9)
+        checked += 1
+    assert checked == 6
+
+
+@pytest.mark.parametrize("key", [k for k in SUBSET_SUM_KEYS if families()[k].expected == "counterexample"])
+def test_subset_sum_mutant_families_are_certified_counterexamples(tmp_path: Path, key: str) -> None:
+    entry = run(families()[key], tmp_path, rounds=20)
+    assert entry["verdict"] == "counterexample"
+    assert entry["counterexample"]["certified_ratio"][0] > 1
+    assert entry["counterexample"]["decided_by"].startswith("the statement's mpmath code")
+
+
 @pytest.mark.parametrize("name", BACKEND_NAMES)
 def test_both_backends_give_close_box_enclosures(name: str) -> None:
     family = families()["lemma12/d1-T2/as-stated"]
