@@ -7,7 +7,9 @@ measured / bound (beside the closed form where there is one, or the bracket of
 ``sltcheck.worst_case``), the proven volume over time, boxes per second, and the load average of
 the machine while it ran (the CPU may be shared: boxes/s is only comparable at equal load).
 Lemma 8 and Lemma 5 (d1 = 1, T = 2, 3): the upper end must be within 1% of the closed form;
-Lemma 13 as stated (T = 4): a certified counterexample; Lemma 13 as proven and Lemma 12: held.
+Lemma 13 as stated (T = 4): a certified counterexample, with no seed given (the run seeds itself with
+the worst-case search restricted to the family); Lemma 13 as proven and Lemma 12: held; Lemma 7's
+mutant ``bound-halved``: a counterexample.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from sltcheck.certify.run import Store, certify_family
 from sltcheck.numerics.balls import backend
 
 DEFAULT = ("lemma8/d1-T2/as-stated", "lemma8/d1-T3/as-stated", "lemma5/d1-T2/as-stated", "lemma5/d1-T2/via-lemma8",
-           "lemma13/d1-T4/as-stated", "lemma12/d1-T2/as-stated", "lemma13/d1-T2/as-proven",
+           "lemma5/d1-T3/as-stated", "lemma13/d1-T4/as-stated", "lemma7/targets-2x1-n4-source0/bound-halved",
+           "lemma12/d1-T2/as-stated", "lemma13/d1-T2/as-proven",
            "lemma12/d1-T3/as-stated", "lemma13/d1-T3/as-proven", "lemma13/d1-T4/as-proven")
 
 
@@ -45,7 +48,7 @@ def main() -> None:
             load_before = os.getloadavg()[0]
             start = time.perf_counter()
             entry = certify_family(family, store, backend_name=arith.name, budget=args.budget,
-                                   tolerance=args.tolerance)
+                                   tolerance=args.tolerance, search=True)
             wall = time.perf_counter() - start
             known = family.known_supremum
             within = None if known is None or entry["sup_upper"] is None else entry["sup_upper"] / known - 1
@@ -55,7 +58,8 @@ def main() -> None:
                    "proven_fraction": entry["proven_fraction"], "boxes": entry["boxes"],
                    "boxes_per_second": entry["boxes_per_second"], "wall_seconds": round(wall, 1),
                    "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-                   "backend": arith.name, "progress": entry["progress"]}
+                   "backend": arith.name, "found_by": (entry["counterexample"] or {}).get("found_by"),
+                   "progress": entry["progress"]}
             rows.append(row)
             print(f"{key:<26} expected {str(family.expected):<14} got {entry['verdict']:<14} "
                   f"sup in [{entry['sup_lower']}, {entry['sup_upper']}] known {known} "

@@ -180,6 +180,27 @@ def test_subset_sum_family_encloses_the_statement(key: str) -> None:
     assert checked == 6
 
 
+def test_theorem9_family_point_ratio_is_below_the_statement() -> None:
+    """Two code paths: the family's row-1 enclosure at a point vs the statement's own mpmath code
+    (the max over both rows, so at least the family's row), and the two agree where row 1 is the max."""
+    from sltcheck.harness.runner import evaluate
+
+    family = families()["theorem9/d1-T2/as-proven"]
+    B = backend(BACKEND_NAMES[0])
+    rng = random.Random(3)
+    agree = 0
+    for _ in range(12):
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(B, family, point)
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        assert family.contains is not None and family.contains(instance)
+        ratio = evaluate("theorem9", "as-proven", instance, dps=40).ratio
+        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
+        assert lower * (1 - 1e-6) <= ratio and lower <= upper
+        agree += ratio <= upper * (1 + 1e-6)
+    assert agree >= 6
+
+
 @pytest.mark.parametrize("key", [k for k in SUBSET_SUM_KEYS if families()[k].expected == "counterexample"])
 def test_subset_sum_mutant_families_are_certified_counterexamples(tmp_path: Path, key: str) -> None:
     entry = run(families()[key], tmp_path, rounds=20)

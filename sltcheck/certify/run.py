@@ -302,18 +302,21 @@ def _seed(family: Family, state: State, instance: dict[str, Any], source: str) -
 def _search_seeds(family: Family, state: State, report: Callable[[str], None] | None) -> None:
     """Seeds from the worst-case search restricted to the family's shape (its public entry point,
     :func:`sltcheck.harness.search.search_worst_case`), one search per seed of SEARCH_SEEDS until one
-    gives a certified counterexample in the family."""
+    gives a certified counterexample in the family or one does not raise the lower bound."""
     from sltcheck.harness.search import Budget, search_worst_case
 
+    raised = True
     assert family.search_fixed is not None
     for seed in SEARCH_SEEDS:
-        if state.verdict is not None:
-            break
+        if state.verdict is not None or (seed != SEARCH_SEEDS[0] and not raised):
+            break  # decided, or the last search did not raise the lower bound: it has converged
+        before = state.best_lower
         worst = search_worst_case(family.statement, family.variant, profile=Budget(**SEARCH_BUDGET),
                                   fixed=family.search_fixed, seed=seed)
         source = (f"search_worst_case({family.statement}, {family.variant}, seed {seed}, "
                   f"{worst.evaluations} evaluations): float ratio {worst.float_ratio:.6g}")
         _seed(family, state, worst.instance, source)
+        raised = state.best_lower > before
         if report:
             inside = "in the family" if state.seeds[-1]["in_family"] else "outside the family"
             report(f"{family.key}: seed from {source}, {inside}")

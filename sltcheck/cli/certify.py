@@ -173,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
         from sltcheck.report.readme_section import rewrite_section
 
         command = "sltcheck certify " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["certify"] else sys.argv[1:])
+        command += f" (the table holds every family in {out}, this run's and earlier ones')"
         rewrite_section(Path(args.readme), README_START, README_END, readme_table(data["families"], command))
         print(f"rewrote the certified families' section of {args.readme}")
     print(table(data["families"]))
@@ -203,10 +204,20 @@ def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
+    """certified.json and counterexamples.json of the run directory: this run's families, and those
+    an earlier run in the same directory finished (kept, never overwritten by another family's run)."""
+    import json
+
     from sltcheck.schema import SCHEMA_VERSION
 
-    counterexamples = [e["counterexample"] for e in entries if e["counterexample"]]
-    data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": entries,
+    merged: dict[str, dict[str, Any]] = {}
+    previous = out / "certified.json"
+    if previous.is_file():
+        merged = {e["key"]: e for e in json.loads(previous.read_text()).get("families", [])}
+    merged.update({e["key"]: e for e in entries})
+    families = list(merged.values())
+    counterexamples = [e["counterexample"] for e in families if e["counterexample"]]
+    data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": families,
             "counterexamples": len(counterexamples)}
     write_json(out / "certified.json", data)
     write_json(out / "counterexamples.json", replay_file(counterexamples))

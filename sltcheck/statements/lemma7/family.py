@@ -180,5 +180,5 @@ def families(statement: str, variants: dict[str, tuple[float, str | None]],
 
 
 # The construction's error bounds the best masks' (they are one choice of masks): held, sup <= 1.
-VARIANTS = {"construction": (1.0, "held"), "bound-halved": (0.5, "counterexample")}
+VARIANTS: dict[str, tuple[float, str | None]] = {"construction": (1.0, "held"), "bound-halved": (0.5, "counterexample")}
 FAMILIES = families("lemma7", VARIANTS)

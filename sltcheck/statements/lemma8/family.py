@@ -160,7 +160,8 @@ def families(statement: str, variants: dict[str, tuple[Callable[[Backend, Any], 
                 statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T),
                 enclose=enclosure(T, over_eps), instance=instance_maker(T),
                 description=f"d1 = 1, T = {T}, full mask, eps_max in [{EPS_LOW}, {EPS_HIGH}] "
-                            "(alpha, rows, logits, token signs and the perturbation removed by symmetry and monotonicity)",
+                            "(alpha, rows, logits, token signs and the perturbation removed by symmetry and "
+                            "monotonicity)",
                 expected="held", known_supremum=supremum))
     return out
 
