@@ -26,7 +26,6 @@ and the as-proven bound over rho is alpha 2 alpha^2 |t_a| exprel(2 alpha^2 rho |
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
