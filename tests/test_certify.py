@@ -27,7 +27,7 @@ BACKEND_NAMES = [name for name in BACKENDS if name != "arb" or arb_available()]
 def run(family: Family, tmp_path: Path, name: str = "boxes.sqlite", **options: Any) -> dict[str, Any]:
     store = Store(tmp_path / name)
     try:
-        options = {"backend_name": "mpmath" if not arb_available() else "arb", "budget": 60.0,
+        options = {"backend_name": "mpmath" if not arb_available() else "arb", "budget": 600.0,
                    "tolerance": 0.01, **options}
         return certify_family(family, store, **options)
     finally:
