@@ -30,6 +30,7 @@ class SearchRecord(TypedDict):
     seconds: float
     replay: dict[str, Any] | None
     certified: str | None
+    gradients: str  # "autograd" (torch) or "finite-differences": the climbs' gradient backend
 
 
 class FindingRecord(TypedDict):

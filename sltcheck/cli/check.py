@@ -370,6 +370,7 @@ def _check_variant(
             "seconds": round(result.seconds, 3),
             "replay": result.replay.as_dict() if result.replay else None,
             "certified": result.certified,
+            "gradients": result.gradients,
         }
         found = (result.verdict.violated, result.ratio)
         if found > (bool(record.violations), record.worst_ratio):

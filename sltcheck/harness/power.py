@@ -18,9 +18,11 @@ statement with a known worst case lists ``POWER_CASES``; each case is a dict wit
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
-from sltcheck.harness.search import Budget, search_worst_case
+from sltcheck.harness.search import Budget
+from sltcheck.harness.search import search_worst_case as _search
 from sltcheck.statements import STATEMENT_MODULES, load
 
 # The fraction of a closed-form supremum the search must reach.
@@ -31,10 +33,13 @@ def cases(statement: str) -> list[dict[str, Any]]:
     return list(getattr(load(statement), "POWER_CASES", ()))
 
 
-def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci", seed: int = 0) -> dict[str, Any]:
-    """One row of the power table: best found beside the known value."""
+def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci", seed: int = 0,
+            gradients: str = "auto") -> dict[str, Any]:
+    """One row of the power table: best found beside the known value (``gradients`` as in
+    :func:`search_worst_case`; the backend that ran is recorded in the row)."""
     began = time.perf_counter()
     fixed = dict(case["fixed"])
+    search_worst_case = partial(_search, gradients=gradients)
     if "supremum" in case:
         found = search_worst_case(statement, "supremum", bound=case["supremum"], fixed=fixed,
                                   profile=profile, seed=seed)
@@ -53,27 +58,28 @@ def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci
         row = {"kind": "bracket", "variant": case["variant"], "best": best, "known": lower,
                "upper": case.get("upper"), "power": best / lower if lower else None, "passed": best >= lower}
     return {"statement": statement, "fixed": fixed, **row, "evaluations": found.evaluations,
-            "seconds": round(time.perf_counter() - began, 2), "shape": found.shape}
+            "seconds": round(time.perf_counter() - began, 2), "shape": found.shape, "gradients": found.gradients}
 
 
 def table(
-    profile: str | Budget = "ci", seed: int = 0, statements: tuple[str, ...] | None = None
+    profile: str | Budget = "ci", seed: int = 0, statements: tuple[str, ...] | None = None,
+    gradients: str = "auto",
 ) -> list[dict[str, Any]]:
     rows = []
     for statement in statements or STATEMENT_MODULES:
         for case in cases(statement):
-            rows.append(measure(statement, case, profile=profile, seed=seed))
+            rows.append(measure(statement, case, profile=profile, seed=seed, gradients=gradients))
     return rows
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{'statement':<10} {'kind':<11} {'fixed':<44} {'best':>12} {'known':>12} {'power':>8} "
-             f"{'evals':>7} {'s':>6}"]
+             f"{'evals':>7} {'s':>6}  gradients"]
     for r in rows:
         fixed = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["fixed"].items())
         power = f"{r['power']:.4f}" if r["power"] is not None else "-"
         lines.append(f"{r['statement']:<10} {r['kind']:<11} {fixed:<44} {r['best']:>12.6g} {r['known']:>12.6g} "
-                     f"{power:>8} {r['evaluations']:>7} {r['seconds']:>6}")
+                     f"{power:>8} {r['evaluations']:>7} {r['seconds']:>6}  {r.get('gradients', '-')}")
     return "\n".join(lines)
 
 

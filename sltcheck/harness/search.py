@@ -31,6 +31,7 @@ import numpy as np
 from scipy import optimize
 
 from sltcheck.assumptions import violations
+from sltcheck.harness import gradients as gradient_backends
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
@@ -140,6 +141,16 @@ class Budget:
     climbs: int  # best starts climbed with gradients
     climb_evaluations: int  # float64 evaluations per climb
     polish_evaluations: int  # Powell evaluations on the best point
+    # With exact gradients (torch autograd, sltcheck.harness.gradients) one evaluation gives the
+    # whole gradient for the cost of a few float64 evaluations, so more starts climb, each further.
+    gradient_climbs: int = 0  # best starts climbed (0: as ``climbs``)
+    gradient_climb_evaluations: int = 0  # value-and-gradient evaluations per climb (0: as ``climb_evaluations``)
+
+    def climbing(self, exact: bool) -> tuple[int, int]:
+        """(starts climbed, evaluations per climb) for the gradient backend in use."""
+        if exact:
+            return self.gradient_climbs or self.climbs, self.gradient_climb_evaluations or self.climb_evaluations
+        return self.climbs, self.climb_evaluations
 
 
 # Climbed points decided in mpmath, at most, when the best ones are ties at the noise floor.
@@ -149,9 +160,12 @@ FLOOR_RETRIES = 5
 HOP = 0.3
 
 BUDGETS: dict[str, Budget] = {
-    "ci": Budget(shapes=16, starts=48, climbs=10, climb_evaluations=600, polish_evaluations=300),
-    "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600),
-    "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000),
+    "ci": Budget(shapes=16, starts=48, climbs=10, climb_evaluations=600, polish_evaluations=300,
+                 gradient_climbs=40, gradient_climb_evaluations=100),
+    "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600,
+                  gradient_climbs=80, gradient_climb_evaluations=200),
+    "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000,
+                   gradient_climbs=256, gradient_climb_evaluations=600),
 }
 
 
@@ -171,6 +185,7 @@ class WorstCase:
     replay: Verdict | None = None  # a violation re-decided at twice the digits
     certified: str | None = None  # the interval outcome where sltcheck.certified covers it
     trail: list[float] = field(default_factory=list)  # best float ratio after each climb
+    gradients: str = gradient_backends.FINITE_DIFFERENCES  # how the climbs got their gradients
 
     @property
     def ratio(self) -> float:
@@ -185,16 +200,17 @@ def budget_for(profile: str | Budget) -> Budget:
     return BUDGETS[profile]
 
 
-def planned_evaluations(statement: str, profile: str | Budget = "ci") -> int:
+def planned_evaluations(statement: str, profile: str | Budget = "ci", exact: bool = False) -> int:
     """About how many float64 evaluations one search of ``statement`` makes at ``profile``'s budget
-    (starts, climbs, hops and polish at their caps; finite-difference rounds can overshoot a cap):
-    the total of a progress bar, never a limit."""
+    (starts, climbs, hops and polish at their caps; finite-difference rounds can overshoot a cap;
+    ``exact``: with autograd gradients): the total of a progress bar, never a limit."""
     module = instance_module(statement)
     budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
-    short = max(50, budget.climb_evaluations // 4)
+    climbs, evaluations = budget.climbing(exact)
+    short = max(50, evaluations // 4)
     shapes = min(budget.shapes, len(list(module.shapes())))
-    return (shapes * budget.starts + budget.climbs * short + max(1, budget.climbs // 4) * budget.climb_evaluations
-            + max(1, budget.climbs // 3) * short + budget.polish_evaluations)
+    return (shapes * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
+            + max(1, climbs // 3) * short + budget.polish_evaluations)
 
 
 def _scaled(budget: Budget, cost: float) -> Budget:
@@ -205,7 +221,9 @@ def _scaled(budget: Budget, cost: float) -> Budget:
     if not cost > 0:
         raise ValueError(f"SEARCH_COST must be > 0, got {cost!r}")
     return Budget(budget.shapes, max(2, round(budget.starts / cost)), max(1, round(budget.climbs / cost)),
-                  max(50, round(budget.climb_evaluations / cost)), max(20, round(budget.polish_evaluations / cost)))
+                  max(50, round(budget.climb_evaluations / cost)), max(20, round(budget.polish_evaluations / cost)),
+                  max(1, round(budget.gradient_climbs / cost)) if budget.gradient_climbs else 0,
+                  max(50, round(budget.gradient_climb_evaluations / cost)) if budget.gradient_climb_evaluations else 0)
 
 
 def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
@@ -229,6 +247,7 @@ def search_worst_case(
     dps: int = PROPERTY_DPS,
     skip: tuple[str, ...] = (),
     progress: Callable[[], None] | None = None,
+    gradients: str = "auto",
 ) -> WorstCase:
     """The largest measured/bound the search finds for ``statement``/``variant``.
 
@@ -236,7 +255,10 @@ def search_worst_case(
     given values (discrete ones select the shapes, continuous ones such as alpha or
     eps_max are set on every start and not moved); ``skip`` names assumptions not
     checked on the result (mutants that drop one); ``progress`` is called after every
-    float64 evaluation (a progress bar's tick). Same seed, same result.
+    float64 evaluation (a progress bar's tick); ``gradients`` is ``"auto"`` (torch autograd where
+    the statement has a differentiable version of the variant's bound and torch imports, see
+    :mod:`sltcheck.harness.gradients`; finite differences otherwise) or ``"finite-differences"``.
+    Same seed and gradient backend (recorded in the result), same result.
     """
     module = instance_module(statement)
     budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
@@ -255,18 +277,31 @@ def search_worst_case(
     def admissible(instance: Instance) -> bool:
         return not violations(statement, instance, skip=skip)
 
+    # A bound given by the caller is differentiable only where it is a named mutant's.
+    named = bound is None or variant.startswith("mutant:")
+    torch_side = gradient_backends.differentiable(statement, variant, gradients) if named else None
+
+    def ratio_and_gradient(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> tuple[float, np.ndarray]:
+        nonlocal count
+        count += 1
+        if progress is not None:
+            progress()
+        return gradient_backends.value_and_gradient(torch_side, variant, template, free, vector)
+
+    exact = ratio_and_gradient if torch_side is not None else None
     shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
     scored = _starts(module, shapes, budget, rng, fixed, ratio_of)
     free = tuple(key for key in module.FREE if key not in fixed)
-    short = max(50, budget.climb_evaluations // 4)
+    climbs, climb_evaluations = budget.climbing(exact is not None)
+    short = max(50, climb_evaluations // 4)
     # Every chosen start climbs a short way; the best quarter climbs on to convergence.
-    climbed = [(ratio, index, point) for _, index, start in _choose(scored, budget.climbs)
-               for point, ratio in [_climb(module, free, start, ratio_of, short)]]
+    climbed = [(ratio, index, point) for _, index, start in _choose(scored, climbs)
+               for point, ratio in [_climb(module, free, start, ratio_of, short, exact)]]
     climbed.sort(key=_rank)
     for _, index, start in climbed[: max(1, len(climbed) // 4)]:
-        point, ratio = _climb(module, free, start, ratio_of, budget.climb_evaluations)
+        point, ratio = _climb(module, free, start, ratio_of, climb_evaluations, exact)
         climbed.append((ratio, index, point))
     best_ratio, best_index, best = scored[0]
     trail = []
@@ -276,10 +311,10 @@ def search_worst_case(
         trail.append(best_ratio)
     # Basin hopping: jump from the best point (every free value moved by up to HOP of its
     # scale, at least HOP / 10) and climb again; a better point replaces the best.
-    for _ in range(max(1, budget.climbs // 3)):
+    for _ in range(max(1, climbs // 3)):
         x = _flatten(best, free)
         jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
-        point, ratio = _climb(module, free, module.project(_unflatten(best, free, jump)), ratio_of, short)
+        point, ratio = _climb(module, free, module.project(_unflatten(best, free, jump)), ratio_of, short, exact)
         if ratio > best_ratio and admissible(point):
             best_ratio, best = ratio, point
         trail.append(best_ratio)
@@ -301,7 +336,8 @@ def search_worst_case(
         replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)
         certified = certified_outcome(statement, variant, best) if bound is None else None
     return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
-                     time.perf_counter() - began, len(scored), replay, certified, trail)
+                     time.perf_counter() - began, len(scored), replay, certified, trail,
+                     gradient_backends.backend_name(torch_side))
 
 
 def _starts(module, shapes, budget, rng, fixed, ratio_of):  # noqa: ANN001, ANN202
@@ -335,21 +371,29 @@ def _rank(item: tuple[float, int, Instance]) -> float:
     return -item[0] if math.isfinite(item[0]) else 0.0
 
 
-def _climb(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
-    """L-BFGS-B from ``start`` on -ratio(project(x)), gradients by finite differences."""
+def _climb(module, free, start, ratio_of, evaluations, exact=None):  # noqa: ANN001, ANN202
+    """L-BFGS-B from ``start`` on -ratio(project(x)): gradients by autograd through the torch
+    projection where ``exact(template, free, x) -> (ratio, gradient)`` is given, by finite
+    differences otherwise. The point returned is projected by the module's own ``project`` and
+    its ratio recomputed in numpy, so what the search keeps is admissible whichever backend ran."""
     x0 = _flatten(start, free)
     if x0.size == 0:
         return start, ratio_of(start)
     scale = np.maximum(np.abs(x0), 1.0)
+    options = {"maxfun": evaluations, "maxiter": evaluations, "eps": 1e-7, "ftol": 1e-15, "gtol": 1e-12}
 
     def objective(z: np.ndarray) -> float:
         ratio = ratio_of(module.project(_unflatten(start, free, z * scale)))
         return -ratio if math.isfinite(ratio) else 0.0
 
-    result = optimize.minimize(
-        objective, x0 / scale, method="L-BFGS-B",
-        options={"maxfun": evaluations, "maxiter": evaluations, "eps": 1e-7, "ftol": 1e-15, "gtol": 1e-12},
-    )
+    def with_gradient(z: np.ndarray) -> tuple[float, np.ndarray]:
+        ratio, gradient = exact(start, free, z * scale)
+        return (-ratio, -gradient * scale) if math.isfinite(ratio) else (0.0, np.zeros_like(z))
+
+    if exact is None:
+        result = optimize.minimize(objective, x0 / scale, method="L-BFGS-B", options=options)
+    else:
+        result = optimize.minimize(with_gradient, x0 / scale, jac=True, method="L-BFGS-B", options=options)
     best = module.project(_unflatten(start, free, np.asarray(result.x) * scale))
     return best, ratio_of(best)
 

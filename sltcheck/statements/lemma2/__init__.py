@@ -44,7 +44,8 @@ it is a unit test (tests/test_statements_weights.py: measured <= pointwise <= as
 equality at x = +-e_j).
 
 Mutants: ``bound-quartered`` (as-proven / 4; the ratio reaches 1 at d1 = d2 = 1,
-x = +-1) and ``no-input-norm`` (the as-proven bound without ||x|| <= 1: it scales
+x = +-1), the edge mutant ``supremum-0.97`` (0.97 x as-proven: the supremum of measured /
+bound is 1, so only a search that gets within 3% of it refutes it) and ``no-input-norm`` (the as-proven bound without ||x|| <= 1: it scales
 with ||x||).
 """
 
@@ -131,5 +132,7 @@ DEFAULT_VARIANT = "as-proven"
 
 MUTANTS = [
     Mutant("bound-quartered", "sqrt(d1 d2) e / 4 (ratio 1 at d1 = d2 = 1, x = +-1)", _scaled(as_proven, 0.25)),
+    Mutant("supremum-0.97", "0.97 sqrt(d1 d2) e, at the edge: sup measured / bound is 1 (attained at d1 = d2 = 1, "
+           "x = +-1), so a search that reaches the supremum refutes it", _scaled(as_proven, 0.97)),
     Mutant("no-input-norm", "drops ||x|| <= 1: the error scales with ||x||", as_proven, drop=("input-norm-unit",)),
 ]

@@ -1,0 +1,139 @@
+"""Lemma 12 in float64 torch, differentiable, for the worst-case search's gradients.
+
+Written from the paper's equations (Section 2.2, Lemma 12), sharing no code with the numpy
+path (:mod:`sltcheck.statements.lemma12.lipschitz`), so the tests compare two independent
+computations:
+
+    Attn_T(x_i; X) = sum_j sigma(x_i^T W_Q^(j) (X W_K^(j))^T / sqrt(d_K); a_i) X W_V^(j) W_O^(j),
+    measured       = max_i ||Attn_T(x_i; X) - Attn_T(x'_i; X')||,
+    bound          = factor H sqrt(d1) (alpha (exp(4 alpha eps_max [/ sqrt(d_K)]) - 1) + w eps_max).
+
+Lemma 13 adds the block Blk_T(x) = F_T(Attn_T(x) + x) + Attn_T(x) + x (``block=True``).
+``project`` is the map of :func:`sltcheck.statements.lemma12.lipschitz_instances.project_lipschitz`
+on tensors (alpha >= sqrt(max(d1, d2)), eps_max in [0, EPS_HIGH], tokens into the alpha-ball,
+steps cut to eps_max, weights into the spectral unit ball).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+import torch
+
+from sltcheck.harness.boundary import least_alpha
+from sltcheck.harness.strategies import INSIDE
+from sltcheck.statements.lemma12.lipschitz_instances import EPS_HIGH
+
+Fields = dict[str, Any]
+WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")
+
+
+def _shrink_rows(X: torch.Tensor, limit: torch.Tensor) -> torch.Tensor:
+    """Each row of X scaled into the ball of radius ``limit`` (rows inside unchanged)."""
+    norms = torch.linalg.vector_norm(X, dim=1, keepdim=True)
+    safe = torch.where(norms > limit, norms, torch.ones_like(norms))
+    return torch.where(norms > limit, X * (limit / safe), X)
+
+
+def spectral_norm(W: torch.Tensor) -> torch.Tensor:
+    """||W||_2 of each matrix of the stack (..., r, c) as u^T W v with u, v its top singular
+    vectors (found without gradient): the same value, and the exact gradient u v^T where the top
+    singular value is simple, without differentiating an SVD."""
+    with torch.no_grad():
+        U, _, Vh = torch.linalg.svd(W, full_matrices=False)
+    u, v = U[..., :, :1], Vh[..., :1, :].transpose(-2, -1)
+    return torch.abs(u.transpose(-2, -1) @ W @ v)
+
+
+def _into_unit_ball(W: torch.Tensor) -> torch.Tensor:
+    """Each matrix of the stack W (..., r, c) scaled to spectral norm INSIDE where it is above."""
+    norms = spectral_norm(W)
+    safe = torch.where(norms > INSIDE, norms, torch.ones_like(norms))
+    return torch.where(norms > INSIDE, W * (INSIDE / safe), W)
+
+
+def _within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    """Steps X' - X a hair beyond ``radius`` shortened as the numpy projection does (by 2^-20,
+    up to 8 times, then dropped), so both projections give the same point."""
+    for _ in range(8):
+        over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
+        if not bool(over.any()):
+            return Xp
+        Xp = torch.where(over, X + (Xp - X) * (1.0 - 2.0**-20), Xp)
+    over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
+    return torch.where(over, X, Xp)
+
+
+def _tensor(value: Any) -> torch.Tensor:
+    return torch.as_tensor(value, dtype=torch.float64)
+
+
+def project(fields: Fields) -> Fields:
+    """Fields the search holds fixed arrive as numpy values: tensors too, without gradient."""
+    out = dict(fields)
+    for name in ("alpha", "eps_max", "X", "X_perturbed", *WEIGHTS):
+        out[name] = _tensor(out[name])
+    if "fc_layers" in out:
+        out["fc_layers"] = tuple(_tensor(W) for W in out["fc_layers"])
+    least = least_alpha(int(out["d1"]), int(out.get("d2", out["d1"])))
+    out["alpha"] = torch.clamp(torch.abs(out["alpha"]), min=least)
+    eps = torch.clamp(torch.abs(out["eps_max"]), max=EPS_HIGH)
+    out["eps_max"] = eps
+    limit = out["alpha"] * INSIDE
+    X = _shrink_rows(out["X"], limit)
+    step = _shrink_rows(out["X_perturbed"] - X, eps * INSIDE)
+    out["X"], out["X_perturbed"] = X, _within(X, _shrink_rows(X + step, limit), eps)
+    for name in WEIGHTS:
+        out[name] = _into_unit_ball(out[name])
+    if "fc_layers" in out:
+        out["fc_layers"] = tuple(_into_unit_ball(W) for W in out["fc_layers"])
+    return out
+
+
+def attention(fields: Fields, X: torch.Tensor) -> torch.Tensor:
+    """Attn_T(x_i; X) for every row i: (T, d2)."""
+    attends = torch.as_tensor(fields["mask"]).to(torch.bool)
+    d_key = fields["W_Q"].shape[2]
+    total = torch.zeros(X.shape[0], fields["W_O"].shape[2], dtype=torch.float64)
+    for W_Q, W_K, W_V, W_O in zip(*(fields[k] for k in WEIGHTS), strict=True):
+        logits = (X @ W_Q) @ (X @ W_K).T / math.sqrt(d_key)
+        p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=1)
+        total = total + p @ X @ W_V @ W_O
+    return total
+
+
+def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
+    """F_T(u) = W_L ReLU(... ReLU(W_1 u)) on row-stored u."""
+    for index, W in enumerate(layers):
+        u = u @ W.T
+        if index < len(layers) - 1:
+            u = torch.relu(u)
+    return u
+
+
+def block(fields: Fields, X: torch.Tensor) -> torch.Tensor:
+    residual = attention(fields, X) + X
+    return feedforward(fields["fc_layers"], residual) + residual
+
+
+def output_shift(fields: Fields, *, with_block: bool) -> torch.Tensor:
+    run = block if with_block else attention
+    gap = run(fields, fields["X"]) - run(fields, fields["X_perturbed"])
+    return torch.linalg.vector_norm(gap, dim=1).max()
+
+
+def lipschitz_bound(fields: Fields, *, factor: float, eps_weight: float, key_scaled: bool = False) -> torch.Tensor:
+    H, d_key = fields["W_Q"].shape[0], fields["W_Q"].shape[2]
+    alpha, eps = fields["alpha"], fields["eps_max"]
+    exponent = 4 * alpha * eps / (math.sqrt(d_key) if key_scaled else 1.0)
+    return factor * H * math.sqrt(int(fields["d1"])) * (alpha * torch.expm1(exponent) + eps_weight * eps)
+
+
+measured = partial(output_shift, with_block=False)
+
+BOUNDS = {
+    "as-stated": partial(lipschitz_bound, factor=1.0, eps_weight=1.0),
+    "key-scaled": partial(lipschitz_bound, factor=1.0, eps_weight=1.0, key_scaled=True),
+}
