@@ -12,6 +12,12 @@ For every statement and variant (and every known supremum, see
 
 Printed: best ratio measured / bound (for a supremum: best / supremum, the search's power),
 float64 evaluations and seconds of each.
+
+    .venv/bin/python benchmarks/search_power.py --gradients [--profile ci] [--only lemma12 lemma13 theorem14]
+
+instead prints the power table (:func:`sltcheck.harness.power.table`) twice side by side: the
+engine climbing by finite differences and by torch autograd where the statement has a
+differentiable version (``gradients`` column: the backend that ran).
 """
 
 from __future__ import annotations
@@ -55,7 +61,11 @@ def main() -> int:
     parser.add_argument("--profile", choices=list(PROFILES), default="ci")
     parser.add_argument("--only", nargs="+")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gradients", action="store_true",
+                        help="the power table by finite differences beside the one by autograd")
     args = parser.parse_args()
+    if args.gradients:
+        return gradients_side_by_side(args)
     print(f"{'statement':<10} {'variant / case':<34} {'previous':>10} {'evals':>7} {'s':>6}   "
           f"{'engine':>10} {'evals':>7} {'s':>6}")
     for name in args.only or STATEMENT_MODULES:
@@ -70,6 +80,21 @@ def main() -> int:
             new = search_worst_case(name, variant, bound=bound, fixed=fixed, profile=args.profile, seed=args.seed)
             print(f"{name:<10} {label[:34]:<34} {old[0]:>10.5g} {old[1]:>7} {old[2]:>6.1f}   "
                   f"{new.ratio:>10.5g} {new.evaluations:>7} {time.perf_counter() - began:>6.1f}", flush=True)
+    return 0
+
+
+def gradients_side_by_side(args: argparse.Namespace) -> int:
+    print(f"profile {args.profile}, seed {args.seed}: power = best found / known (bracket: best measured / lower end)")
+    print(f"{'statement':<10} {'kind':<11} {'known':>9}   {'fd best':>9} {'power':>7} {'evals':>6} {'s':>6}   "
+          f"{'best':>9} {'power':>7} {'evals':>6} {'s':>6}  gradients")
+    for name in args.only or STATEMENT_MODULES:
+        for case in power.cases(name):
+            old = power.measure(name, case, profile=args.profile, seed=args.seed, gradients="finite-differences")
+            new = power.measure(name, case, profile=args.profile, seed=args.seed, gradients="auto")
+            cells = [f"{r['best']:>9.5g} {r['power'] or 0:>7.4f} {r['evaluations']:>6} {r['seconds']:>6.1f}"
+                     for r in (old, new)]
+            print(f"{name:<10} {old['kind']:<11} {old['known']:>9.5g}   {cells[0]}   {cells[1]}  {new['gradients']}",
+                  flush=True)
     return 0
 
 

@@ -41,12 +41,13 @@ def _cli_without_torch(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", WITHOUT_TORCH, *argv], capture_output=True, text=True, timeout=300)
 
 
-def test_torch_is_no_core_dependency_but_the_repro_and_lm_extras():
+def test_torch_is_no_core_dependency_but_the_repro_lm_and_search_extras():
     core = PYPROJECT["project"]["dependencies"]
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert not any(d.startswith("torch") for d in core)
-    assert any(d.startswith("torch") for d in extras["repro"]) and any(d.startswith("torch") for d in extras["lm"])
-    assert "repro" in extras["all"][0] and "lm" in extras["all"][0]
+    for extra in ("repro", "lm", "search"):
+        assert any(d.startswith("torch") for d in extras[extra]), extra
+        assert extra in extras["all"][0], extra
 
 
 def test_check_runs_without_torch(tmp_path):

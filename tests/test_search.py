@@ -84,9 +84,21 @@ def test_search_reaches_closed_form_suprema(statement: str, case: dict) -> None:
     assert power.REQUIRED <= row["power"] <= 1.0 + 1e-12
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("statement", "case"), [(s, c) for s in ("lemma12", "lemma13") for c in power.cases(s)])
+def test_search_reaches_bracket_lower_ends(statement: str, case: dict) -> None:
+    """Not told the construction, the ci search (autograd gradients) reaches the lower end of the
+    bracket of the supremum (the best instance the dedicated search of worst_case.py finds)."""
+    pytest.importorskip("torch")
+    row = power.measure(statement, case, profile="ci")
+    assert row["gradients"] == "autograd"
+    assert row["passed"], row
+
+
 def test_budgets_grow_with_the_profile() -> None:
     ci, dev, deep = BUDGETS["ci"], BUDGETS["dev"], BUDGETS["deep"]
-    for field in ("shapes", "starts", "climbs", "climb_evaluations", "polish_evaluations"):
+    for field in ("shapes", "starts", "climbs", "climb_evaluations", "polish_evaluations", "gradient_climbs",
+                  "gradient_climb_evaluations"):
         assert getattr(ci, field) <= getattr(dev, field) <= getattr(deep, field)
 
 

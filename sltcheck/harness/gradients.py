@@ -77,14 +77,30 @@ def _fields(template: Mapping[str, Any], free: tuple[str, ...], leaf: Any) -> di
     return out
 
 
-def value(module: ModuleType, variant: str, template: Mapping[str, Any], free: tuple[str, ...],
-          vector: np.ndarray) -> float:
-    """measured / bound at project(vector) in torch float64 (no gradient)."""
+def value(module: ModuleType, variant: str, instance: Mapping[str, Any], free: tuple[str, ...]) -> float:
+    """measured / bound at ``instance`` itself (not projected) in torch float64, without gradient."""
+    torch = _torch()
+    assert torch is not None
+    with torch.no_grad():
+        fields = _fields(instance, free, torch.tensor(_vector(instance, free), dtype=torch.float64))
+        return float(module.measured(fields) / module.BOUNDS[variant](fields))
+
+
+def projected(module: ModuleType, template: Mapping[str, Any], free: tuple[str, ...],
+              vector: np.ndarray) -> dict[str, Any]:
+    """The torch projection of ``vector`` as numpy values (to compare with the module's ``project``)."""
     torch = _torch()
     assert torch is not None
     with torch.no_grad():
         fields = module.project(_fields(template, free, torch.tensor(vector, dtype=torch.float64)))
-        return float(module.measured(fields) / module.BOUNDS[variant](fields))
+    return {key: tuple(v.numpy() for v in value) if isinstance(value, tuple) else
+            value.numpy() if isinstance(value, torch.Tensor) else value for key, value in fields.items()}
+
+
+def _vector(instance: Mapping[str, Any], free: tuple[str, ...]) -> np.ndarray:
+    chunks = [np.ravel(np.asarray(part, dtype=np.float64)) for key in free
+              for part in (instance[key] if isinstance(instance[key], tuple | list) else [instance[key]])]
+    return np.concatenate(chunks) if chunks else np.zeros(0)
 
 
 def value_and_gradient(module: ModuleType, variant: str, template: Mapping[str, Any], free: tuple[str, ...],
@@ -117,4 +133,4 @@ def finite_difference_gradient(function: Any, vector: np.ndarray, step: float = 
 
 
 __all__ = ["AUTOGRAD", "CHOICES", "FINITE_DIFFERENCES", "backend_name", "differentiable",
-           "finite_difference_gradient", "value", "value_and_gradient"]
+           "finite_difference_gradient", "projected", "value", "value_and_gradient"]

@@ -8,11 +8,15 @@ edge mutants, the search-power benchmark). For one statement and variant it
 2. draws starts at each shape, boundary starts first (``start(shape, rng, on_boundary=True)``:
    alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, weights of spectral norm 1 in
    sign patterns, perturbations at full length, eps tiny and largest), then random ones;
-3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64, with
-   forward finite differences over every continuous field in ``FREE``, alpha and eps_max
-   included), every trial point mapped through the module's ``project`` so the
-   assumptions hold at every evaluated point: all a short way, the best quarter to
-   convergence, then a few basin-hopping jumps from the best point;
+3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64 over every
+   continuous field in ``FREE``, alpha and eps_max included), every trial point mapped through
+   the module's ``project`` so the assumptions hold at every evaluated point: all a short way,
+   the best quarter to convergence, then a few basin-hopping jumps from the best point.
+   Gradients are exact (torch autograd through a torch version of the projection,
+   :mod:`sltcheck.harness.gradients`) where the statement has a ``differentiable.py`` covering
+   the bound and torch imports; then more starts climb (``Budget.gradient_climbs``), spread over
+   more shapes. Otherwise forward finite differences. Every point a climb returns is projected
+   and evaluated by the statement's numpy code, whichever backend steered it;
 4. polishes the best derivative-free (Powell);
 5. decides the best in mpmath; a violation is replayed at twice the digits and, where
    :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
@@ -156,6 +160,9 @@ class Budget:
 # Climbed points decided in mpmath, at most, when the best ones are ties at the noise floor.
 FLOOR_RETRIES = 5
 
+# With exact gradients, at most 1/GRADIENT_SPREAD of the climbs start from one shape.
+GRADIENT_SPREAD = 8
+
 # Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
 HOP = 0.3
 
@@ -286,6 +293,7 @@ def search_worst_case(
         count += 1
         if progress is not None:
             progress()
+        assert torch_side is not None
         return gradient_backends.value_and_gradient(torch_side, variant, template, free, vector)
 
     exact = ratio_and_gradient if torch_side is not None else None
@@ -297,7 +305,10 @@ def search_worst_case(
     climbs, climb_evaluations = budget.climbing(exact is not None)
     short = max(50, climb_evaluations // 4)
     # Every chosen start climbs a short way; the best quarter climbs on to convergence.
-    climbed = [(ratio, index, point) for _, index, start in _choose(scored, climbs)
+    # Exact gradients make climbs cheap: they are spread over more shapes (a start's ratio says
+    # little about its basin, and the worst shape is not known in advance).
+    spread = GRADIENT_SPREAD if exact is not None else 2
+    climbed = [(ratio, index, point) for _, index, start in _choose(scored, climbs, spread)
                for point, ratio in [_climb(module, free, start, ratio_of, short, exact)]]
     climbed.sort(key=_rank)
     for _, index, start in climbed[: max(1, len(climbed) // 4)]:
@@ -352,9 +363,11 @@ def _starts(module, shapes, budget, rng, fixed, ratio_of):  # noqa: ANN001, ANN2
     return sorted(scored, key=_rank)
 
 
-def _choose(scored: list[tuple[float, int, Instance]], climbs: int) -> list[tuple[float, int, Instance]]:
-    """The best ``climbs`` starts, at most half of them from one shape (so several shapes climb)."""
-    per_shape = max(1, math.ceil(climbs / 2))
+def _choose(
+    scored: list[tuple[float, int, Instance]], climbs: int, spread: int = 2
+) -> list[tuple[float, int, Instance]]:
+    """The best ``climbs`` starts, at most 1/``spread`` of them from one shape (so several shapes climb)."""
+    per_shape = max(1, math.ceil(climbs / spread))
     chosen: list[tuple[float, int, Instance]] = []
     taken: dict[int, int] = {}
     for item in scored:

@@ -45,8 +45,8 @@ equality at x = +-e_j).
 
 Mutants: ``bound-quartered`` (as-proven / 4; the ratio reaches 1 at d1 = d2 = 1,
 x = +-1), the edge mutant ``supremum-0.97`` (0.97 x as-proven: the supremum of measured /
-bound is 1, so only a search that gets within 3% of it refutes it) and ``no-input-norm`` (the as-proven bound without ||x|| <= 1: it scales
-with ||x||).
+bound is 1, so only a search that gets within 3% of it refutes it) and ``no-input-norm``
+(the as-proven bound without ||x|| <= 1: it scales with ||x||).
 """
 
 from __future__ import annotations
