@@ -93,15 +93,13 @@ def project(fields: Fields) -> Fields:
 
 
 def attention(fields: Fields, X: torch.Tensor) -> torch.Tensor:
-    """Attn_T(x_i; X) for every row i: (T, d2)."""
+    """Attn_T(x_i; X) for every row i: (..., T, d2) for sequences X (..., T, d1), every head at once."""
     attends = torch.as_tensor(fields["mask"]).to(torch.bool)
-    d_key = fields["W_Q"].shape[2]
-    total = torch.zeros(X.shape[0], fields["W_O"].shape[2], dtype=torch.float64)
-    for W_Q, W_K, W_V, W_O in zip(*(fields[k] for k in WEIGHTS), strict=True):
-        logits = (X @ W_Q) @ (X @ W_K).T / math.sqrt(d_key)
-        p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=1)
-        total = total + p @ X @ W_V @ W_O
-    return total
+    W_Q, W_K, W_V, W_O = (fields[k] for k in WEIGHTS)  # (H, d1, d_K), (H, d1, d_K), (H, d1, d_V), (H, d_V, d2)
+    X = X.unsqueeze(-3)  # (..., 1, T, d1): one copy per head
+    logits = (X @ W_Q) @ (X @ W_K).transpose(-1, -2) / math.sqrt(W_Q.shape[2])
+    p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
+    return (p @ X @ W_V @ W_O).sum(dim=-3)
 
 
 def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
@@ -119,9 +117,10 @@ def block(fields: Fields, X: torch.Tensor) -> torch.Tensor:
 
 
 def output_shift(fields: Fields, *, with_block: bool) -> torch.Tensor:
+    """max_i ||Attn_T(x_i; X) - Attn_T(x'_i; X')|| (or Blk_T): both sequences in one pass."""
     run = block if with_block else attention
-    gap = run(fields, fields["X"]) - run(fields, fields["X_perturbed"])
-    return torch.linalg.vector_norm(gap, dim=1).max()
+    both = run(fields, torch.stack([fields["X"], fields["X_perturbed"]]))
+    return torch.linalg.vector_norm(both[0] - both[1], dim=-1).max()
 
 
 def lipschitz_bound(fields: Fields, *, factor: float, eps_weight: float, key_scaled: bool = False) -> torch.Tensor:
