@@ -170,7 +170,7 @@ BUDGETS: dict[str, Budget] = {
     "ci": Budget(shapes=16, starts=48, climbs=10, climb_evaluations=600, polish_evaluations=300,
                  gradient_climbs=40, gradient_climb_evaluations=100),
     "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600,
-                  gradient_climbs=80, gradient_climb_evaluations=200),
+                  gradient_climbs=64, gradient_climb_evaluations=150),
     "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000,
                    gradient_climbs=256, gradient_climb_evaluations=600),
 }
