@@ -84,6 +84,10 @@ def main() -> int:
 
 
 def gradients_side_by_side(args: argparse.Namespace) -> int:
+    try:  # torch's import (seconds) outside the autograd rows' timings
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch is not installed (pip install 'sltcheck[search]'): both tables climb by finite differences")
     print(f"profile {args.profile}, seed {args.seed}: power = best found / known (bracket: best measured / lower end)")
     print(f"{'statement':<10} {'kind':<11} {'known':>9}   {'fd best':>9} {'power':>7} {'evals':>6} {'s':>6}   "
           f"{'best':>9} {'power':>7} {'evals':>6} {'s':>6}  gradients")
