@@ -147,13 +147,15 @@ class Budget:
     polish_evaluations: int  # Powell evaluations on the best point
     # With exact gradients (torch autograd, sltcheck.harness.gradients) one evaluation gives the
     # whole gradient for the cost of a few float64 evaluations, so more starts climb, each further.
-    gradient_climbs: int = 0  # best starts climbed (0: as ``climbs``)
+    # A budget with gradient_climbs = 0 climbs by finite differences only (so a budget written for
+    # them, e.g. certify's seeding search, keeps its behaviour).
+    gradient_climbs: int = 0  # best starts climbed
     gradient_climb_evaluations: int = 0  # value-and-gradient evaluations per climb (0: as ``climb_evaluations``)
 
     def climbing(self, exact: bool) -> tuple[int, int]:
         """(starts climbed, evaluations per climb) for the gradient backend in use."""
         if exact:
-            return self.gradient_climbs or self.climbs, self.gradient_climb_evaluations or self.climb_evaluations
+            return self.gradient_climbs, self.gradient_climb_evaluations or self.climb_evaluations
         return self.climbs, self.climb_evaluations
 
 
@@ -286,7 +288,8 @@ def search_worst_case(
 
     # A bound given by the caller is differentiable only where it is a named mutant's.
     named = bound is None or variant.startswith("mutant:")
-    torch_side = gradient_backends.differentiable(statement, variant, gradients) if named else None
+    use = named and budget.gradient_climbs > 0
+    torch_side = gradient_backends.differentiable(statement, variant, gradients) if use else None
 
     def ratio_and_gradient(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> tuple[float, np.ndarray]:
         nonlocal count
