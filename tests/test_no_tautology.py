@@ -18,18 +18,7 @@ from sltcheck.statements import STATEMENT_MODULES, load
 EXAMPLES = 30
 TIE_DIGITS = 1e-9
 
-# The theorems' `tight` and `sharp` bounds (actual norms in place of the proofs' relaxations)
-# tie on about half of their draws (17 of 22 in one session, at most half in another: the
-# draws depend on the modules Hypothesis has seen). Not enforced until their instances change.
-NEAR_HALF = {("theorem11", "tight"), ("theorem11", "sharp"), ("theorem14", "tight"), ("theorem14", "sharp")}
-
-CASES = [
-    pytest.param(name, variant, marks=pytest.mark.xfail(strict=False, reason="ties on about half its draws"))
-    if (name, variant) in NEAR_HALF
-    else (name, variant)
-    for name in STATEMENT_MODULES
-    for variant in load(name).VARIANTS
-]
+CASES = [(name, variant) for name in STATEMENT_MODULES for variant in load(name).VARIANTS]
 
 
 def tie_counts(statement: str, variant: str, examples: int = EXAMPLES) -> tuple[int, int, int]:

@@ -1,4 +1,14 @@
-"""Instances of Theorem 14's a-posteriori chain: B >= 2 target and pruned source blocks."""
+"""Instances of Theorem 14's a-posteriori chain: B >= 2 target and pruned source blocks.
+
+Generation draws non-degenerate instances, as Theorem 11's (``theorem11.instances``): d1 >= 2,
+T >= 2 tokens, not all zero, no target projection of norm below VISIBLE, and perturbed
+projections moved by at least MIN_ERROR; there measured and the ``tight``/``sharp`` bounds
+differ, so a tie would mean a tautology. The d = 1, H = 1 corner, where the tight chain is
+attained (ties by design) and its worst case may sit, stays in generation on about one draw
+in CORNER_ODDS + 1, and the worst-case search (``shapes``/``start``) starts from every small
+shape, d1 = 1 and T = 1 first, with errors from 0 up: nothing is removed from the admissible
+set the search covers, only generation's weights move.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,6 @@ from sltcheck.statements import Instance
 from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
     TRANSFORMER_SHAPES,
-    dims,
     edge_plan,
     edge_sequence,
     fc_pair,
@@ -28,11 +37,16 @@ from sltcheck.statements.theorem14 import make_instance
 
 __all__ = ["FREE", "instances", "project", "shapes", "start"]
 
+CORNER_ODDS = 2  # generation draws the d = 1 corner on about one draw in CORNER_ODDS + 1 (as before)
+MIN_ERROR = 1e-6  # smallest perturbation of a perturbed projection in generic draws
+
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
-        if draw(st.integers(0, 2)) == 0:  # d = 1, H = 1 corner: W_VO errors and growth
+        # The d = 1, H = 1 corner (W_VO errors and growth) on 0: Hypothesis's first draw, which
+        # refutes the mutants that need the growth through blocks at once (lipschitz-one).
+        if draw(st.integers(0, CORNER_ODDS)) == 0:
             alpha, X, mask = draw(edge_sequence(drop))
             fc_edge = {"kind": "structured", "n": 1, "per": 1, "dead": 0, "positive": True}
             targets, sources = [], []
@@ -52,11 +66,12 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
             )
         B = draw(st.integers(1, 3) if "blocks-two" in drop else st.integers(2, 3))
         H = draw(st.one_of(st.just(1), st.integers(1, 2)))
-        d = draw(dims(3))
+        d = draw(st.one_of(st.just(2), st.integers(2, 3)))
         L = draw(st.integers(1, 2))
-        alpha, X, mask = draw(sequence(d, d, drop, max_T=3))
+        alpha, X, mask = draw(sequence(d, d, drop, max_T=3, min_T=2, nonzero=True))
         targets, sources = [], []
-        attention_plan, fc_plan_ = draw(mha_plan()), draw(fc_plan())
+        attention_plan = {**draw(mha_plan()), "min_size": MIN_ERROR, "visible": True}
+        fc_plan_ = draw(fc_plan())
         for _ in range(B):
             attention, source_attention = draw(
                 mha_pair(H, d, d, drop, high=0.05, plan=attention_plan)

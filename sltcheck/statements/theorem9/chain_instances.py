@@ -39,8 +39,23 @@ BLOCK_FREE = (*FREE, "fc_layers")  # the FC sources keep their single-input stru
 ERROR_LEVELS = (1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 100.0)  # the chains hold for any source: large errors too
 MHA_SHAPES = {"d1": (1, 2), "d2": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
 BLOCK_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
+VISIBLE = 1e-3  # norm of the smallest target projection / token in non-degenerate draws (see ``visible``)
 TRANSFORMER_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 2), "B": (2, 3),
                       "T": (1, 2, 3, 4)}
+
+
+def visible(stack: np.ndarray, floor: float = VISIBLE) -> np.ndarray:
+    """Each matrix of ``stack`` with spectral norm >= ``floor``: a smaller one is scaled up to
+    ``floor`` (a zero one becomes the all-ones matrix at that norm), so a source error on the
+    matrices around it reaches the output instead of vanishing below float64's noise floor."""
+    out = []
+    for m in np.asarray(stack, dtype=np.float64):
+        norm = float(np.linalg.norm(m, 2)) if m.size else floor
+        if norm < floor:
+            m = m if norm > 0 else np.ones_like(m)
+            m = S.scale_inside(m) * floor
+        out.append(m)
+    return np.stack(out) if out else np.asarray(stack, dtype=np.float64)
 
 
 def perturbation_sizes(high: float = 0.3) -> st.SearchStrategy[float]:
@@ -101,6 +116,8 @@ def mha_pair(
                 for sh in shapes
             )
         )
+    if plan.get("visible"):  # non-degenerate draws: no zero (or sub-noise) target projection
+        target = MHAWeights(*(visible(t) for t in target.tensors()))
     kind = plan["kind"]
     if kind == "random":
         from sltcheck.pruning import sources
@@ -214,11 +231,18 @@ def sequence(
     drop: tuple[str, ...],
     max_T: int = 4,
     min_T: int = 1,
+    nonzero: bool = False,
 ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Tokens in the alpha-ball (mostly on its sphere) and a mask; ``nonzero``: if every token
+    is below VISIBLE alpha, the first goes onto the sphere (all-zero tokens: both sides 0)."""
     T = draw(st.integers(min_T, max_T))
     alpha = draw(S.alphas(d1, d2, large="alpha-large" not in drop))
     over = OVERSHOOT if "token-norm" in drop else 1.0
     X = draw(S.tokens_on_alpha_sphere(T, d1, alpha, overshoot=over))
+    if nonzero and np.linalg.norm(X, axis=1).max() < VISIBLE * alpha:
+        X = X.copy()
+        X[0] = 0.0
+        X[0, 0] = alpha * S.INSIDE * over
     return alpha, X, draw(S.attention_masks(T))
 
 
