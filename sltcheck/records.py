@@ -59,13 +59,20 @@ class FindingRecord(TypedDict):
     interval: NotRequired[dict[str, Any]]
 
 
-class MutantRecord(TypedDict):
+class _MutantOptional(TypedDict, total=False):
+    # the counterexample as found, before sltcheck.harness.simplify (absent from runs before it)
+    raw_counterexample: dict[str, Any] | None
+    raw_ratio: Ratio
+    simplification: dict[str, Any] | None  # kept simplifications, evaluations, digits and zeros (raw, simplified)
+
+
+class MutantRecord(_MutantOptional):
     statement: str
     mutant: str
     why: str
     refuted: bool
     ratio: Ratio
-    counterexample: dict[str, Any] | None
+    counterexample: dict[str, Any] | None  # simplified (sltcheck.harness.simplify)
     message: str
     seconds: float
     certified_outcome: NotRequired[str]  # the counterexample in interval arithmetic ("violated": proved)

@@ -272,6 +272,9 @@ def _refute(name: str, mutant: Any, args: argparse.Namespace) -> MutantRecord:
         "refuted": result.refuted,
         "ratio": result.verdict.ratio if result.verdict else None,
         "counterexample": encode_instance(result.instance) if result.instance else None,
+        "raw_counterexample": encode_instance(result.raw_instance) if result.raw_instance else None,
+        "raw_ratio": result.raw_verdict.ratio if result.raw_verdict else None,
+        "simplification": result.simplification,
         "message": result.message,
         "seconds": round(time.perf_counter() - start, 3),
     }

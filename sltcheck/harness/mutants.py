@@ -1,12 +1,14 @@
 """Refuting mutants: a check that cannot fail is a defect.
 
 :func:`refute` runs a statement's property with a mutant's bound (and its
-dropped assumptions) and returns the shrunk counterexample Hypothesis reports.
+dropped assumptions) and returns its counterexample, simplified by
+:mod:`sltcheck.harness.simplify` (the raw one is kept beside it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import Phase
 from hypothesis import settings as Settings
@@ -22,9 +24,25 @@ class Refutation:
     statement: str
     mutant: str
     refuted: bool
-    instance: Instance | None  # the counterexample (shrunk where shrinks(profile))
+    instance: Instance | None  # the counterexample, simplified (sltcheck.harness.simplify)
     verdict: Verdict | None
     message: str = ""
+    raw_instance: Instance | None = None  # as found (shrunk by Hypothesis where shrinks(profile))
+    raw_verdict: Verdict | None = None
+    simplification: dict[str, Any] | None = None  # what the simplification kept, digits and zeros
+
+
+def simplified(refutation: Refutation, mutant: Mutant, dps: int = PROPERTY_DPS) -> Refutation:
+    """``refutation`` with its counterexample simplified; the raw one in ``raw_instance``."""
+    if not refutation.refuted or refutation.instance is None:
+        return refutation
+    from sltcheck.harness.simplify import simplify_refutation
+
+    done = simplify_refutation(refutation.statement, f"mutant:{mutant.name}", refutation.instance,
+                               bound=mutant.bound, drop=tuple(mutant.drop), dps=dps)
+    return replace(refutation, instance=done.instance, verdict=done.verdict or refutation.verdict,
+                   raw_instance=refutation.instance, raw_verdict=refutation.verdict,
+                   simplification=done.as_dict())
 
 
 def mutants(statement: str) -> list[Mutant]:
@@ -39,7 +57,7 @@ def refute(
     dps: int = PROPERTY_DPS,
     profile: str = "ci",
 ) -> Refutation:
-    """Search for an instance on which ``mutant`` is violated; shrink it.
+    """Search for an instance on which ``mutant`` is violated; simplify it.
 
     Deterministic passes under ``settings``: generation alone (diverse
     examples, shrunk by Hypothesis where :func:`shrinks` says so); then, for a mutant that keeps every
@@ -47,8 +65,14 @@ def refute(
     :mod:`sltcheck.harness.search` at ``profile``'s budget (edge mutants, a few
     percent under a supremum, need it; its counterexample is the search's best
     point, not shrunk); then generation with Hypothesis's target hill-climbing,
-    then the same with a larger budget (:data:`LONGER_SEARCH`).
+    then the same with a larger budget (:data:`LONGER_SEARCH`). The counterexample found is
+    then simplified (:func:`simplified`), at every profile: neither the search's best point
+    nor a ci counterexample is shrunk, and Hypothesis's shrinking does not minimise digits.
     """
+    return simplified(_search(statement, mutant, settings, dps, profile), mutant, dps)
+
+
+def _search(statement: str, mutant: Mutant, settings: Settings | None, dps: int, profile: str) -> Refutation:
     base = settings if settings is not None else Settings()
     shrink = (Phase.shrink,) if shrinks(profile) else ()
     first = _refute(statement, mutant, Settings(base, phases=(Phase.explicit, Phase.generate, *shrink)), dps)
