@@ -30,7 +30,8 @@ API (everything a property file or the CLI needs)::
 
     refute(statement, mutant, *, settings=None, profile="ci") -> Refutation      (mutants.py)
         the mutant's property run to failure (then the worst-case search for a mutant
-        that keeps every assumption); ``.instance`` is the counterexample.
+        that keeps every assumption); ``.instance`` is the counterexample, simplified
+        (fewer digits, more zeros: simplify.py), ``.raw_instance`` the one found.
 
     search_worst_case(statement, variant, *, profile="ci", bound=None, fixed=None, seed=0)
         -> WorstCase: the worst-case search (boundaries first, every continuous field

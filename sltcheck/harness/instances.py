@@ -8,7 +8,10 @@ Each module defines
 - ``FREE: tuple[str, ...]``: float fields :func:`sltcheck.harness.search.local_search` may vary;
 - ``project(instance) -> Instance``: pull a modified instance back inside the
   assumptions (normalise tokens into the alpha-ball, rescale matrices to
-  spectral norm <= 1, clip perturbations), so the search never leaves them.
+  spectral norm <= 1, clip perturbations), so the search never leaves them;
+- optionally ``simplifications(instance) -> Iterable[tuple[str, Instance]]``: structural
+  simplifications (fewer tokens, ...) that :mod:`sltcheck.harness.simplify` tries first on a
+  mutant's counterexample, each with a label.
 """
 
 from __future__ import annotations

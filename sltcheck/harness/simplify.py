@@ -100,7 +100,7 @@ def _with_part(instance: Instance, key: str, index: int, part: np.ndarray) -> In
         parts = list(_parts(value))
         parts[index] = part
         out[key] = tuple(parts)
-    elif np.ndim(value) == 0:
+    elif np.ndim(np.asarray(value)) == 0:
         out[key] = float(part)
     else:
         out[key] = part
@@ -159,9 +159,8 @@ def simplify(
         return True
 
     hook = getattr(instance_module(statement), "simplifications", None)
-    if hook is not None:
-        for label, candidate in hook(current):
-            attempt(label, candidate)
+    while hook is not None and any(attempt(label, candidate) for label, candidate in hook(current)):
+        pass  # candidates are built from the current instance: ask again after each success
     if "alpha" in fields:
         for label, candidate in _alpha_candidates(current):
             if attempt(label, candidate):
@@ -178,7 +177,8 @@ def simplify(
                 for flat in np.flatnonzero(np.ravel(part)):
                     zeroed = np.ravel(part).copy()
                     zeroed[flat] = 0.0
-                    if attempt(f"{key}[{index}] entry {flat} zero", _with_part(current, key, index, zeroed.reshape(part.shape))):
+                    candidate = _with_part(current, key, index, zeroed.reshape(part.shape))
+                    if attempt(f"{key}[{index}] entry {flat} zero", candidate):
                         part = _parts(current[key])[index]
     zeros = (_zeros(instance, fields), _zeros(current, fields))
     if not kept:

@@ -27,6 +27,7 @@ from sltcheck.statements.theorem9.chain_instances import (
     edge_sequence,
     fc_pair,
     fc_start,
+    fewer_tokens,
     mha_pair,
     mha_plan,
     mha_start,
@@ -36,7 +37,9 @@ from sltcheck.statements.theorem9.chain_instances import (
 )
 from sltcheck.statements.theorem11 import make_instance
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+
+simplifications = fewer_tokens  # for sltcheck.harness.simplify
 
 CORNER_ODDS = 9  # generation draws the d = 1 corner on about one draw in CORNER_ODDS + 1
 MIN_ERROR = 1e-6  # smallest perturbation of a perturbed projection in generic draws

@@ -26,6 +26,7 @@ from sltcheck.statements.theorem9.chain_instances import (
     fc_pair,
     fc_plan,
     fc_start,
+    fewer_tokens,
     mha_pair,
     mha_plan,
     mha_start,
@@ -35,7 +36,9 @@ from sltcheck.statements.theorem9.chain_instances import (
 )
 from sltcheck.statements.theorem14 import make_instance
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+
+simplifications = fewer_tokens  # for sltcheck.harness.simplify
 
 CORNER_ODDS = 2  # generation draws the d = 1 corner on about one draw in CORNER_ODDS + 1 (as before)
 MIN_ERROR = 1e-6  # smallest perturbation of a perturbed projection in generic draws

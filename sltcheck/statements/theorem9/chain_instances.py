@@ -21,6 +21,7 @@ optionally with dead multi-input units, or random-masked (the generic bound).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import cast
 
 import numpy as np
@@ -290,6 +291,15 @@ def edge_sequence(draw: st.DrawFn, drop: tuple[str, ...]) -> tuple[float, np.nda
     over = OVERSHOOT if "token-norm" in drop else 1.0
     X = np.full((T, 1), alpha * S.INSIDE * over)
     return alpha, X, np.tril(np.ones((T, T), dtype=np.int8))
+
+
+def fewer_tokens(instance: Instance) -> Iterator[tuple[str, Instance]]:
+    """Structural simplifications (the ``simplifications`` hook of sltcheck.harness.simplify):
+    the instance with one token dropped (its row of X, its row and column of the mask)."""
+    X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
+    for index in reversed(range(X.shape[0]) if X.shape[0] > 1 else range(0)):
+        keep = np.arange(X.shape[0]) != index
+        yield f"token {index} dropped", {**instance, "X": X[keep], "mask": mask[np.ix_(keep, keep)]}
 
 
 def dims(max_dim: int) -> st.SearchStrategy[int]:

@@ -14,6 +14,7 @@ from sltcheck.statements.theorem9.chain_instances import (
     dims,
     edge_plan,
     edge_sequence,
+    fewer_tokens,
     mha_pair,
     mha_start,
     project,
@@ -22,7 +23,9 @@ from sltcheck.statements.theorem9.chain_instances import (
     sequence_start,
 )
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+
+simplifications = fewer_tokens  # for sltcheck.harness.simplify
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
