@@ -81,6 +81,9 @@ def test_every_mutant_is_refuted_by_a_replayable_counterexample(findings: dict[s
         instance = decode_instance(row["counterexample"])
         verdict = evaluate("lemma8", mutant.name, instance, bound=mutant.bound)
         assert verdict.violated and verdict.ratio == pytest.approx(row["ratio"], rel=1e-12)
+        # The counterexample as found, before sltcheck.harness.simplify, is recorded and refutes too.
+        raw = evaluate("lemma8", mutant.name, decode_instance(row["raw_counterexample"]), bound=mutant.bound)
+        assert raw.violated and raw.ratio == pytest.approx(row["raw_ratio"], rel=1e-12)
 
 
 def test_replay_redecides_the_findings(run: Path) -> None:

@@ -11,11 +11,12 @@ refutes, and only where it makes the instance simpler (:func:`complexity`):
    ``instances`` module (structural ones the harness cannot know: fewer tokens, heads ...);
 2. ``alpha`` at its least admissible value sqrt(max(d1, d2)), then rounded up;
 3. each free array (each matrix of a tuple): all zero; rounded to 1, 2, 3 or 6 significant
-   digits (to nearest, else toward zero), the fewest that still refute; then, for a small
-   array, each entry zeroed.
+   digits (to nearest, else toward zero), the fewest that still refute;
+4. then each entry of a small array zeroed.
 
 Candidates are screened in float64 (the search's :func:`~sltcheck.harness.search.float_ratio`,
-accepted above 1 + MARGIN, far beyond float64's error); at most ``max_evaluations`` of them.
+accepted above 1 + MARGIN, far beyond float64's error); at most ``max_evaluations`` of them
+(MAX_EVALUATIONS, or fewer where the instances module sets ``SIMPLIFY_EVALUATIONS``).
 The result is then decided once in mpmath, as the harness decides every verdict (and, for a
 mutant keeping every assumption, the statement's default variant must still hold there); if
 that fails the raw instance is kept. Generic: no statement is known by name.
@@ -32,8 +33,8 @@ import numpy as np
 from sltcheck.assumptions import violations
 from sltcheck.harness.boundary import least_alpha
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.harness.runner import PROPERTY_DPS, evaluate
-from sltcheck.numerics.verdict import Verdict
+from sltcheck.harness.runner import PROPERTY_DPS
+from sltcheck.numerics.verdict import Verdict, decide
 from sltcheck.statements import Bound, Instance, load
 
 MAX_EVALUATIONS = 48  # float64 candidate evaluations per instance (ci)
@@ -165,21 +166,20 @@ def simplify(
         for label, candidate in _alpha_candidates(current):
             if attempt(label, candidate):
                 break
-    for key in fields:
-        if key == "alpha":
-            continue
-        for index in range(len(_parts(current[key]))):
-            for label, candidate in _part_candidates(current, key, index, _parts(current[key])[index]):
-                if attempt(label, candidate):
-                    break
-            part = _parts(current[key])[index]
-            if part.size <= SMALL:
-                for flat in np.flatnonzero(np.ravel(part)):
-                    zeroed = np.ravel(part).copy()
-                    zeroed[flat] = 0.0
-                    candidate = _with_part(current, key, index, zeroed.reshape(part.shape))
-                    if attempt(f"{key}[{index}] entry {flat} zero", candidate):
-                        part = _parts(current[key])[index]
+    arrays = [(key, index) for key in fields if key != "alpha" for index in range(len(_parts(current[key])))]
+    for key, index in arrays:  # whole arrays first: the largest simplifications for the fewest evaluations
+        for label, candidate in _part_candidates(current, key, index, _parts(current[key])[index]):
+            if attempt(label, candidate):
+                break
+    for key, index in arrays:
+        part = _parts(current[key])[index]
+        if part.size <= SMALL:
+            for flat in np.flatnonzero(np.ravel(part)):
+                zeroed = np.ravel(part).copy()
+                zeroed[flat] = 0.0
+                candidate = _with_part(current, key, index, zeroed.reshape(part.shape))
+                if attempt(f"{key}[{index}] entry {flat} zero", candidate):
+                    part = _parts(current[key])[index]
     zeros = (_zeros(instance, fields), _zeros(current, fields))
     if not kept:
         return Simplified(instance, None, count, (), (raw[0], raw[0]), (zeros[0], zeros[0]))
@@ -201,7 +201,7 @@ def simplify_refutation(
     bound: Bound | None = None,
     drop: Sequence[str] = (),
     dps: int = PROPERTY_DPS,
-    max_evaluations: int = MAX_EVALUATIONS,
+    max_evaluations: int | None = None,
 ) -> Simplified:
     """:func:`simplify` for a mutant's refutation: admissible means breaking exactly a nonempty
     subset of ``drop`` (none when ``drop`` is empty); refuting means ``variant`` (with ``bound``)
@@ -217,14 +217,22 @@ def simplify_refutation(
     def refutes(candidate: Instance) -> bool:
         return float_ratio(statement, variant, candidate, bound) > 1 + MARGIN
 
+    module = load(statement)
+
     def confirm(candidate: Instance) -> Verdict | None:
-        verdict = evaluate(statement, variant, candidate, dps=dps, bound=bound)
+        # As runner.evaluate decides, with the measured side computed once for both bounds.
+        measured = module.measured(candidate, dps)
+        floor = module.noise_floor(candidate, dps) if hasattr(module, "noise_floor") else 0
+        rhs = bound if bound is not None else module.VARIANTS[variant]
+        verdict = decide(measured, rhs(candidate, dps), dps, floor)
         if not verdict.violated:
             return None
-        if not allowed:
-            default = load(statement).DEFAULT_VARIANT
-            if evaluate(statement, default, candidate, dps=dps).violated:
-                return None
+        default = module.VARIANTS[module.DEFAULT_VARIANT]
+        if not allowed and decide(measured, default(candidate, dps), dps, floor).violated:
+            return None
         return verdict
 
-    return simplify(statement, instance, refutes, admissible, confirm=confirm, max_evaluations=max_evaluations)
+    # A statement whose evaluations are costly (an exact search over masks) may ask for fewer.
+    own = getattr(instance_module(statement), "SIMPLIFY_EVALUATIONS", MAX_EVALUATIONS)
+    limit = min(MAX_EVALUATIONS, own) if max_evaluations is None else max_evaluations
+    return simplify(statement, instance, refutes, admissible, confirm=confirm, max_evaluations=limit)
