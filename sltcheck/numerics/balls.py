@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -298,3 +299,15 @@ def backend(name: str | None = None) -> Backend:
             raise ValueError("backend 'arb' needs python-flint: pip install 'sltcheck[certify]' (or use 'mpmath')")
         return ArbBackend()
     return MpmathBackend()
+
+
+def subset_sums(arith: Backend, terms: Sequence[Any]) -> tuple[Any, ...]:
+    """Enclosures of the sums of every subset of ``terms`` (2^len(terms) of them), sorted by midpoint."""
+    sums = []
+    for chosen in itertools.product((0, 1), repeat=len(terms)):
+        total = arith.point(0.0)
+        for keep, term in zip(chosen, terms, strict=True):
+            if keep:
+                total = total + term
+        sums.append(total)
+    return tuple(sorted(sums, key=lambda s: (arith.lower(s) + arith.upper(s)) / 2))

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio
-from sltcheck.numerics.balls import Backend, backend
+from sltcheck.numerics.balls import Backend, backend, subset_sums
 from sltcheck.statements.lemma7.family import (
     D1,
     D2,
@@ -74,14 +74,7 @@ def part_sums(seed: int, backend_name: str, column: int, positive: bool) -> tupl
     W1, W2 = source(seed)
     products = [arith.point(float(W2[0, k])) * arith.point(float(W1[k, column]))
                 for k in _units(seed, column, positive)]
-    sums = []
-    for chosen in itertools.product((0, 1), repeat=len(products)):
-        total = arith.point(0.0)
-        for keep, c in zip(chosen, products, strict=True):
-            if keep:
-                total = total + c
-        sums.append(total)
-    return tuple(sorted(sums, key=lambda s: (arith.lower(s) + arith.upper(s)) / 2))
+    return subset_sums(arith, products)
 
 
 def signed_range(arith: Backend, sums: Sequence[Any], w: Any) -> tuple[float, float]:

@@ -41,6 +41,7 @@ import numpy as np
 
 from sltcheck.certify import INSIDE, OUTSIDE, STRADDLES, Dimension, Family, Ratio
 from sltcheck.numerics.balls import Backend, backend
+from sltcheck.numerics.balls import subset_sums as enclosed_subset_sums
 
 D1, D2, N_PRIME = 2, 1, 2
 SOURCE_SEEDS = (0,)
@@ -64,14 +65,7 @@ def subset_sums(seed: int, backend_name: str, column: int, group_only: bool) -> 
     W1, W2 = source(seed)
     units = range(column * N_PRIME, (column + 1) * N_PRIME) if group_only else range(W1.shape[0])
     products = [arith.point(float(W2[0, k])) * arith.point(float(W1[k, column])) for k in units]
-    sums = []
-    for chosen in itertools.product((0, 1), repeat=len(products)):
-        total = arith.point(0.0)
-        for keep, c in zip(chosen, products, strict=True):
-            if keep:
-                total = total + c
-        sums.append(total)
-    return tuple(sorted(sums, key=lambda s: (arith.lower(s) + arith.upper(s)) / 2))
+    return enclosed_subset_sums(arith, products)
 
 
 def distance_range(arith: Backend, sums: Sequence[Any], w: Any) -> tuple[float, float]:
