@@ -377,3 +377,54 @@ def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
     assert bare.contains is not None and bare.contains(seeds["lemma13"][0])
     entry = run(bare, tmp_path, rounds=0, seeds=seeds["lemma13"])
     assert entry["sup_lower"] == pytest.approx(0.5109, abs=1e-3)
+
+
+# --- Theorem 11: an FC layer after Theorem 9's family ---------------------------------------------
+
+
+def test_theorem11_family_encloses_the_first_row_of_the_statement() -> None:
+    """Two code paths: the family's row-1 enclosure at a point (and on a box around it) vs the
+    statement's own mpmath block (reference.block) and as-proven bound at 40 digits."""
+    import numpy as np
+
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.model import reference
+    from sltcheck.statements import theorem11
+
+    family = families()["theorem11/d1-T2-L1/as-proven"]
+    B = backend(BACKEND_NAMES[0])
+    rng = random.Random(5)
+    for _ in range(8):
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(B, family, point)
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        assert family.contains is not None and family.contains(instance)
+        X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
+        with mpmath.workdps(40):
+            gap = (reference.block(X, mask, theorem11.source_of(instance), 40)[0, 0]
+                   - reference.block(X, mask, theorem11.target_of(instance), 40)[0, 0])
+            row = float(abs(gap) / theorem11.VARIANTS["as-proven"](instance, 40))
+        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
+        assert lower * (1 - 1e-6) <= row <= upper * (1 + 1e-6), (point, choice)
+        box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
+               tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
+        assert evaluate_box(B, family, box).upper >= row * (1 - 1e-6)
+        # the statement's ratio is the max over both rows: at least the family's row
+        assert evaluate("theorem11", "as-proven", instance, dps=40).ratio >= row * (1 - 1e-9)
+
+
+def test_theorem11_half_family_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.harness.serialise import decode_instance
+    from sltcheck.statements import theorem11
+
+    family = families()["theorem11/d1-T2-L1/half"]
+    entry = run(family, tmp_path, rounds=20)
+    assert entry["verdict"] == "counterexample"
+    replay = entry["counterexample"]
+    assert replay["certified_ratio"][0] > 1
+    half = {m.name: m.bound for m in theorem11.MUTANTS}["half"]
+    verdict = evaluate("theorem11", "half", decode_instance(replay["instance"]), dps=60, bound=half)
+    assert verdict.violated
+    # and the same instance holds the as-proven bound (the mutant, not the statement, is refuted)
+    assert not evaluate("theorem11", "as-proven", decode_instance(replay["instance"]), dps=60).violated
