@@ -40,8 +40,15 @@ import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.numerics.balls import Backend
-from sltcheck.statements.theorem9.family import ALPHA_HIGH, LOG_RHO_HIGH, LOG_RHO_LOW, exprel_from_zero, \
-    logistic, logistic_slope, rho_of
+from sltcheck.statements.theorem9.family import (
+    ALPHA_HIGH,
+    LOG_RHO_HIGH,
+    LOG_RHO_LOW,
+    exprel_from_zero,
+    logistic,
+    logistic_slope,
+    rho_of,
+)
 
 FACES = (("a", 1.0), ("a", -1.0), ("b", 1.0), ("b", -1.0), ("fc", 1.0))
 
