@@ -428,3 +428,54 @@ def test_theorem11_half_family_is_a_certified_counterexample_that_replays(tmp_pa
     assert verdict.violated
     # and the same instance holds the as-proven bound (the mutant, not the statement, is refuted)
     assert not evaluate("theorem11", "as-proven", decode_instance(replay["instance"]), dps=60).violated
+
+
+# --- Theorem 14: two blocks, the errors in block 1 propagated through block 2 ----------------------
+
+
+@pytest.mark.parametrize("variant", ["as-proven", "lipschitz-one"])
+def test_theorem14_family_encloses_the_first_row_of_the_statement(variant: str) -> None:
+    """Two code paths: the family's mean-value enclosure of row 1 at a point (and on a box around it)
+    vs the statement's own mpmath transformer (reference.transformer) and bound at 40 digits."""
+    import numpy as np
+
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.model import reference
+    from sltcheck.statements import theorem14
+
+    family = families()[f"theorem14/B2-d1-T2-block1/{variant}"]
+    mutants = {m.name: m.bound for m in theorem14.MUTANTS}
+    bound = mutants[variant] if variant in mutants else theorem14.VARIANTS[variant]
+    B = backend(BACKEND_NAMES[0])
+    rng = random.Random(9)
+    for _ in range(6):
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(B, family, point)
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        assert family.contains is not None and family.contains(instance)
+        X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
+        with mpmath.workdps(40):
+            gap = (reference.transformer(X, mask, theorem14.source_of(instance), 40)[0, 0]
+                   - reference.transformer(X, mask, theorem14.target_of(instance), 40)[0, 0])
+            row = float(abs(gap) / bound(instance, 40))
+        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
+        assert lower * (1 - 1e-6) <= row <= upper * (1 + 1e-6), (point, choice)
+        box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
+               tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
+        assert evaluate_box(B, family, box).upper >= row * (1 - 1e-6)
+        assert evaluate("theorem14", variant, instance, dps=40, bound=bound).ratio >= row * (1 - 1e-9)
+
+
+def test_theorem14_lipschitz_one_family_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.harness.serialise import decode_instance
+    from sltcheck.statements import theorem14
+
+    entry = run(families()["theorem14/B2-d1-T2-block1/lipschitz-one"], tmp_path, rounds=20)
+    assert entry["verdict"] == "counterexample"
+    replay = entry["counterexample"]
+    assert replay["certified_ratio"][0] > 1
+    instance = decode_instance(replay["instance"])
+    mutant = {m.name: m.bound for m in theorem14.MUTANTS}["lipschitz-one"]
+    assert evaluate("theorem14", "lipschitz-one", instance, dps=60, bound=mutant).violated
+    assert not evaluate("theorem14", "as-proven", instance, dps=60).violated

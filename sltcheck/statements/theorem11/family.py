@@ -68,15 +68,15 @@ def _errors(face: str, sign: float, s1: Any, s2: Any, size: Any) -> tuple[Any, A
     return s1, s2, 1.0
 
 
-def _relu(arith: Backend, x: Any) -> Any:
+def relu(arith: Backend, x: Any) -> Any:
     return arith.interval(max(arith.lower(x), 0.0), max(arith.upper(x), 0.0))
 
 
-def _size(arith: Backend, x: Any) -> Any:
+def size(arith: Backend, x: Any) -> Any:
     return arith.point(abs(x)) if isinstance(x, float) else arith.interval(*arith.magnitude(x))
 
 
-def _bound_at(arith: Backend, alpha: Any, log10_rho: Any, size_a: Any, size_b: Any, m: Any) -> Any:
+def bound_at(arith: Backend, alpha: Any, log10_rho: Any, size_a: Any, size_b: Any, m: Any) -> Any:
     """The as-proven bound over rho: r m + 2 A / rho."""
     rho, square = rho_of(arith, log10_rho), 2 * alpha * alpha
     A_over = alpha * square * size_a * exprel_from_zero(arith, square * rho * size_a) + alpha * size_b
@@ -89,9 +89,9 @@ def _bound_over_rho(arith: Backend, inputs: list[Any]) -> Any:
     """Increasing in every input (alpha, log10 rho, |t_a|, |t_b|, m, all >= 0 but log10 rho): its
     values at the box's two corners bound it (tight in midpoint-radius balls too, where products of
     intervals straddling their ends would dip below 0)."""
-    low = _bound_at(arith, *(arith.point(arith.lower(x) if i == 1 else max(arith.lower(x), 0.0))
+    low = bound_at(arith, *(arith.point(arith.lower(x) if i == 1 else max(arith.lower(x), 0.0))
                              for i, x in enumerate(inputs)))
-    high = _bound_at(arith, *(arith.point(arith.upper(x)) for x in inputs))
+    high = bound_at(arith, *(arith.point(arith.upper(x)) for x in inputs))
     return arith.interval(arith.lower(low), arith.upper(high))
 
 
@@ -103,7 +103,7 @@ def enclose(arith: Backend, values: dict[str, Any], bound_scale: float = 1.0) ->
     c = x1 * gap
     out = []
     for w, face, sign, sigma1, sigma2 in candidates():
-        t_a, t_b, m = _errors(face, sign, values["s1"], values["s2"], lambda s: _size(arith, s))
+        t_a, t_b, m = _errors(face, sign, values["s1"], values["s2"], lambda s: size(arith, s))
         shifted = a + rho * t_a
         slope = logistic_slope(arith, arith.hull([a * c, shifted * c]))
         weighted = x2 + logistic(arith, shifted * c) * gap  # q', row 1 of the source's p' X
@@ -112,9 +112,9 @@ def enclose(arith: Backend, values: dict[str, Any], bound_scale: float = 1.0) ->
         if sigma1 == sigma2:
             kink = sigma1 * fc_input
         else:  # ReLU(z') + ReLU(-z') = |z'|
-            kink = sigma1 * _size(arith, fc_input)
+            kink = sigma1 * size(arith, fc_input)
         top = (1 + w) * attention + m * kink
-        sizes = [_size(arith, t) for t in (t_a, t_b)] + [m if not isinstance(m, float) else arith.point(m)]
+        sizes = [size(arith, t) for t in (t_a, t_b)] + [m if not isinstance(m, float) else arith.point(m)]
         out.append((top, bound_scale * _bound_over_rho(arith, [alpha, values["log10_rho"], *sizes])))
     return out
 
