@@ -101,21 +101,30 @@ def enclose(arith: Backend, values: dict[str, Any], bound_scale: float = 1.0) ->
     x1, x2 = alpha * values["u1"], alpha * values["u2"]
     gap = alpha * (values["u1"] - values["u2"])
     c = x1 * gap
+    magnitude = arith.interval(*arith.magnitude(gap))
+    gap_c = x1 * (magnitude * magnitude)  # gap * c without the dependency
+    between = arith.hull([x1, x2])  # q' is a convex combination of the tokens
+    shared: dict[tuple[str, float], tuple[Any, ...]] = {}
     out = []
     for w, face, sign, sigma1, sigma2 in candidates():
-        t_a, t_b, m = _errors(face, sign, values["s1"], values["s2"], lambda s: size(arith, s))
-        shifted = a + rho * t_a
-        slope = logistic_slope(arith, arith.hull([a * c, shifted * c]))
-        weighted = x2 + logistic(arith, shifted * c) * gap  # q', row 1 of the source's p' X
-        attention = b * gap * c * t_a * slope + t_b * weighted  # (Attn_S - Attn_T) / rho
+        if (face, sign) not in shared:  # what does not depend on w and the sigmas
+            t_a, t_b, m = _errors(face, sign, values["s1"], values["s2"], lambda s: size(arith, s))
+            shifted = a + rho * t_a
+            slope = logistic_slope(arith, arith.hull([a * c, shifted * c]))
+            # q', row 1 of the source's p' X
+            weighted = arith.intersect(x2 + logistic(arith, shifted * c) * gap, between)
+            attention = b * gap_c * t_a * slope + t_b * weighted  # (Attn_S - Attn_T) / rho
+            sizes = [size(arith, t) for t in (t_a, t_b)] + [m if not isinstance(m, float) else arith.point(m)]
+            bound = bound_scale * _bound_over_rho(arith, [alpha, values["log10_rho"], *sizes])
+            shared[face, sign] = (t_b, m, weighted, attention, bound)
+        t_b, m, weighted, attention, bound = shared[face, sign]
         fc_input = (b + rho * t_b) * weighted + x1  # z'
         if sigma1 == sigma2:
             kink = sigma1 * fc_input
         else:  # ReLU(z') + ReLU(-z') = |z'|
             kink = sigma1 * size(arith, fc_input)
         top = (1 + w) * attention + m * kink
-        sizes = [size(arith, t) for t in (t_a, t_b)] + [m if not isinstance(m, float) else arith.point(m)]
-        out.append((top, bound_scale * _bound_over_rho(arith, [alpha, values["log10_rho"], *sizes])))
+        out.append((top, bound))
     return out
 
 
