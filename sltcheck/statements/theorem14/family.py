@@ -98,21 +98,22 @@ def enclose(arith: Backend, values: dict[str, Any], lipschitz_one: bool = False)
     x1, x2 = Dual(alpha * values["u1"], 0), Dual(alpha * values["u2"], 0)
     w1 = values["w1"]
     out = []
+    shared: dict[tuple[int, float], tuple[Any, ...]] = {}
     for axis, sign, b2 in candidates():
-        h = _direction(axis, sign, [values["f1"], values["f2"], values["f3"]])
-        a, b, P, N = (Dual(base + along * d, d) for base, d in zip((values["a1"], values["b1"], w1, w1), h,
-                                                                    strict=True))
-        rows = []
-        for xk in (x1, x2):
-            z = _attention_row(arith, xk, x1, x2, a, b) + xk
-            rows.append(z + _pn(arith, z, P, N))
-        y1, y2 = rows
+        if (axis, sign) not in shared:  # block 1 and the bound do not depend on b_2
+            h = _direction(axis, sign, [values["f1"], values["f2"], values["f3"]])
+            a, b, P, N = (Dual(base + along * d, d) for base, d in zip((values["a1"], values["b1"], w1, w1), h,
+                                                                        strict=True))
+            rows = []
+            for xk in (x1, x2):
+                z = _attention_row(arith, xk, x1, x2, a, b) + xk
+                rows.append(z + _pn(arith, z, P, N))
+            inputs = [alpha, values["log10_rho"], *_errors(arith, h)]
+            # the mutant lipschitz-one: Delta_3 = Theorem 11's term of block 1 only
+            bound = _corner_bound(arith, inputs, block_bound_at if lipschitz_one else _box_bound)
+            shared[axis, sign] = (*rows, bound)
+        y1, y2, bound = shared[axis, sign]
         top = 2 * (_attention_row(arith, y1, y1, y2, Dual(values["a2"], 0), b2) + y1)  # w_2 = 1
-        sizes = _errors(arith, h)
-        if lipschitz_one:  # the mutant: Delta_3 = Theorem 11's term of block 1 only
-            bound = _corner_bound(arith, [alpha, values["log10_rho"], *sizes], block_bound_at)
-        else:
-            bound = _corner_bound(arith, [alpha, values["log10_rho"], *sizes], _box_bound)
         out.append((top.d, bound))
     return out
 
