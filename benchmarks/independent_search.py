@@ -43,20 +43,17 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import mpmath
+import numpy as np
+from scipy.optimize import differential_evolution, minimize
 
-import mpmath  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.optimize import differential_evolution, minimize  # noqa: E402
-
-from sltcheck.assumptions import violations  # noqa: E402
-from sltcheck.harness.serialise import decode_instance, encode_instance  # noqa: E402
-from sltcheck.jsonfiles import read_json, write_json_atomic  # noqa: E402
-from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
-from sltcheck.statements import load  # noqa: E402
+from sltcheck.assumptions import violations
+from sltcheck.harness.serialise import decode_instance, encode_instance
+from sltcheck.jsonfiles import read_json, write_json_atomic
+from sltcheck.schema import SCHEMA_VERSION
+from sltcheck.statements import load
 
 DECIDE_DPS = 60
 MARGIN = 1.0 - 2.0**-46  # norms at their limits, a few ulps inside so float rounding stays admissible
