@@ -40,6 +40,13 @@ __all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
 
 simplifications = fewer_tokens  # for sltcheck.harness.simplify
 
+# The chain's worst corner (found by the worst-case search, then built in): the last block's
+# source far off its target, the earlier blocks' sources off by a few units. The last block's
+# error then grows like FAR_ERRORS^2 and swamps Lemma 13's exp(4 beta Delta) term, so Delta (and
+# with it ||x'||, which Theorem 11's term at alpha_b = 2 beta_b must cover) can grow like
+# log(FAR_ERRORS): measured / bound rises towards 1 as the errors grow (0.53 at 1e3, 0.99 at 1e20).
+FAR_ERRORS = (1e3, 1e10, 1e20, 1e40)
+FAR_SHARE = 0.5  # of the boundary starts
 CORNER_ODDS = 2  # generation draws the d = 1 corner on about one draw in CORNER_ODDS + 1 (as before)
 MIN_ERROR = 1e-6  # smallest perturbation of a perturbed projection in generic draws
 
@@ -102,4 +109,29 @@ def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool)
         fc, source_fc = fc_start(shape["d1"], shape["L"], rng, on_boundary=on_boundary)
         targets.append(BlockWeights(attention, fc))
         sources.append(BlockWeights(source_attention, source_fc))
-    return make_instance(TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X, mask, alpha)
+    instance = make_instance(TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X, mask, alpha)
+    return far_source(instance, shape, rng) if on_boundary and rng.random() < FAR_SHARE else instance
+
+
+def far_source(instance: Instance, shape: dict[str, int], rng: np.random.Generator) -> Instance:
+    """``instance`` in the chain's worst corner (see FAR_ERRORS): the last block's W_V or W_O
+    (or both) and FC layers moved by F with random signs, F from FAR_ERRORS; the earlier
+    blocks' W_O scaled by 1 + e, e up to log10(F) / 7 (the best e grows with log F)."""
+    out = dict(instance)
+    B, H, L = shape["B"], shape["H"], shape["L"]
+    far = float(rng.choice(FAR_ERRORS))
+    last = slice((B - 1) * H, B * H)
+    for key in [("S_V",), ("S_O",), ("S_V", "S_O")][rng.integers(3)]:
+        stacked = np.array(out[key], dtype=np.float64)
+        stacked[last] += far * rng.choice((-1.0, 1.0), stacked[last].shape)
+        out[key] = stacked
+    stacked = np.array(out["S_O"], dtype=np.float64)
+    stacked[: (B - 1) * H] *= 1.0 + rng.uniform(0.0, np.log10(far) / 7)
+    out["S_O"] = stacked
+    layers = list(out["S_fc_layers"])
+    chosen = [j for j in range(L) if rng.random() < 0.7] or [int(rng.integers(L))]
+    for j in chosen:  # the source's second layer [P, -N] of the last block's j-th target layer
+        k = (B - 1) * 2 * L + 2 * j + 1
+        layers[k] = layers[k] + far * rng.choice((-1.0, 1.0), layers[k].shape)
+    out["S_fc_layers"] = tuple(layers)
+    return out
