@@ -34,6 +34,15 @@ def _sltcheck(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=TIMEOUT)
 
 
+def _without_timings(value: Any) -> Any:
+    """``value`` with every wall-time field left out (the only fields a rerun may change)."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in {"seconds", "examples_per_second"}}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("check")
@@ -96,14 +105,20 @@ def test_same_seed_same_findings(run: Path, findings: dict[str, Any], tmp_path: 
     again = _sltcheck("check", "--only", "lemma8", "--profile", "ci", "--seed", "0", "--no-mutants",
                       "--out", str(tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]
-    timing = {"seconds", "examples_per_second"}
-
-    def stable(entry: dict[str, Any]) -> dict[str, Any]:
-        return {k: ({kk: vv for kk, vv in v.items() if kk not in timing} if isinstance(v, dict) else v)
-                for k, v in entry.items() if k not in timing}
-
     second = json.loads((tmp_path / "findings.json").read_text())
-    assert [stable(e) for e in second["findings"]] == [stable(e) for e in findings["findings"]]
+    assert _without_timings(second["findings"]) == _without_timings(findings["findings"])
+
+
+def test_worker_processes_give_the_same_findings(run: Path, findings: dict[str, Any], tmp_path: Path) -> None:
+    """``--workers 2`` runs the units in two processes, in another order: the same findings, mutants
+    and unit list, stored in the planned order."""
+    again = _sltcheck("check", "--only", "lemma8", "--profile", "ci", "--seed", "0", "--workers", "2",
+                      "--out", str(tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    second = json.loads((tmp_path / "findings.json").read_text())
+    assert second["complete"] and second["done"] == second["planned"] == findings["planned"]
+    assert _without_timings(second["findings"]) == _without_timings(findings["findings"])
+    assert _without_timings(second["mutants"]) == _without_timings(findings["mutants"])
 
 
 def test_report_is_built_from_the_real_findings(run: Path, tmp_path: Path) -> None:

@@ -156,6 +156,19 @@ def test_bad_repro_options_fail_before_the_run_directory_exists(tmp_path: Path, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("options, fragment", [
+    (["--workers", "0"], "--workers must be a positive integer, got 0"),
+    (["--seed", "-1"], "--seed must be a non-negative integer"),
+    (["--dps", "5"], "--dps must be from 15 to"),
+])
+def test_bad_check_options_fail_before_the_run_directory_exists(tmp_path: Path, options: list[str], fragment: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["check", "--only", "lemma8", *options, "--out", str(out)]) == 2
+    assert fragment in error_line(capsys)
+    assert not out.exists()
+
+
 # --- 3. findings never overwritten; partial runs say so -------------------------------------------
 
 

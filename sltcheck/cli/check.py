@@ -1,11 +1,14 @@
 """``sltcheck check``: run every statement's properties, the worst-case search and the mutants.
 
     sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
-                   [--no-search] [--no-mutants]
+                   [--no-search] [--no-mutants] [--workers N]
     sltcheck check --replay FILE [--only NAME ...] [--dps 100]
 
 ``-q`` prints warnings only, ``-v`` a line per variant and mutant; by default a progress
 bar per statement (examples/s and ETA) runs on stderr and the table is printed at the end.
+``--workers N`` runs the units (a variant, a statement's mutants, the power table, the
+probability halves) in N processes, with one bar of units; each unit is seeded on its own, so
+the findings are those of ``--workers 1`` (a test compares them).
 
 The properties run programmatically (not through pytest) with an explicit
 Hypothesis seed, so the same seed gives the same findings. For every
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -68,6 +72,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                              "sltcheck widths --frequencies --profile full); default: on unless --only")
     parser.add_argument("--power", action=argparse.BooleanOptionalAction, default=None,
                         help="the search-power table (default: on, except at the ci profile, which stays short)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes to run the units (variants, mutants, power, probability) in; the "
+                             "findings do not depend on it (default 1: in this process, a bar per statement)")
     add_verbosity(parser)
 
 
@@ -97,6 +104,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     if not 15 <= args.dps <= MAX_REPLAY_DPS:
         raise UsageError(f"--dps must be from 15 to {MAX_REPLAY_DPS} digits, got {args.dps}")
+    if getattr(args, "workers", 1) < 1:
+        raise UsageError(f"--workers must be a positive integer, got {args.workers}")
 
 
 MAX_REPLAY_DPS = 10_000
@@ -173,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         RECORDER.clear()
         RECORDER.seed = args.seed
         slack_names = tuple(names) if args.only else None
+        if getattr(args, "workers", 1) > 1:
+            _run_in_processes(args, names, state, lambda unit: _finish(out, state, unit, slack_names))
         with logging_redirect_tqdm(loggers=[LOG]):  # log lines go above the bars, not through them
             for name in names:
                 _check_statement(name, args, settings, state, units, lambda unit: _finish(out, state, unit,
@@ -204,6 +215,74 @@ def run(args: argparse.Namespace) -> int:
     LOG.info("%s", _table(state["findings"], state["mutants"]))
     LOG.info("\nwrote %s", out / "findings.json")
     return _status(state)
+
+
+def _worker_arguments(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
+    """What a worker process needs of the command line (plain values: they are pickled)."""
+    return {"profile": args.profile, "seed": args.seed, "no_search": bool(args.no_search), "names": list(names)}
+
+
+def _run_unit(shared: dict[str, Any], unit: str) -> Any:
+    """One unit of the run in a worker process, as the in-process path computes it: a variant's
+    finding, a statement's mutant rows, the power table or the probability halves."""
+    from sltcheck.harness.profiles import profile_settings
+    from sltcheck.harness.runner import RECORDER
+    from sltcheck.statements import load
+
+    configure(-1)  # the driver logs each result as it arrives
+    args = argparse.Namespace(**shared)
+    RECORDER.seed = args.seed
+    if unit == "power":
+        from sltcheck.harness import power as search_power
+
+        return search_power.table(args.profile, args.seed, tuple(args.names))
+    if unit == "probability":
+        from sltcheck.pruning import allocation, probability
+
+        return {"allocation": allocation.check_all(),
+                **probability.run("full" if args.profile == "deep" else "ci", args.seed)}
+    name, part = unit.split("/", 1)
+    module = load(name)
+    if part == "mutants":
+        return [_refute(name, mutant, args) for mutant in module.MUTANTS]
+    return _check_variant(name, part, module.DEFAULT_VARIANT, profile_settings(args.profile, seeded=True), args)
+
+
+def _longest_first(units: list[str]) -> list[str]:
+    """The order units are handed to the processes: the probability grid and the power table
+    (single long units), then the statements from the last (the theorems' searches are the
+    longest), so no process idles at the end. The findings are stored in the planned order."""
+    whole = [unit for unit in ("probability", "power") if unit in units]
+    return whole + [unit for unit in reversed(units) if unit not in whole]
+
+
+def _run_in_processes(args: argparse.Namespace, names: list[str], state: FindingsFile,
+                      finish: Callable[[str], None]) -> None:
+    """Every unfinished unit in ``--workers`` spawned processes; each result is stored (and
+    findings.json written) the moment it arrives, so an interrupted run loses no finished unit."""
+    from tqdm import tqdm
+
+    from sltcheck.executors import ProcessExecutor
+
+    pending = [unit for unit in state["planned"] if unit not in state["done"]]
+    tasks = [(unit, (unit,)) for unit in _longest_first(pending)]
+    bar = tqdm(total=len(tasks), desc="units", unit=" unit", file=sys.stderr,
+               disable=getattr(args, "verbosity", 0) < 0, dynamic_ncols=True)
+    with ProcessExecutor(args.workers) as executor:
+        for unit, result in executor.map_unordered(_run_unit, _worker_arguments(args, names), tasks):
+            if unit in ("power", "probability"):
+                state[unit] = result  # type: ignore[literal-required]
+            elif unit.endswith("/mutants"):
+                state["mutants"] += result
+                for row in result:
+                    _log_mutant(row)
+            else:
+                state["findings"].append(result)
+                _log_variant(result)
+            finish(unit)
+            bar.set_postfix_str(unit, refresh=False)
+            bar.update(1)
+    bar.close()
 
 
 def _status(state: FindingsFile) -> int:
@@ -442,10 +521,20 @@ def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple
 
     if unit is not None:
         state["done"].append(unit)
+        _in_planned_order(state)
     state["complete"] = all(planned in state["done"] for planned in state["planned"])
     if not state["slack"]:
         state["slack"] = _slack_rows(slack_names)
     write_json_atomic(out / "findings.json", json_safe(state))
+
+
+def _in_planned_order(state: FindingsFile) -> None:
+    """Done units, findings and mutant rows in the planned order, however the units were
+    scheduled (a statement's mutants keep their module order: the sort is stable)."""
+    rank = {unit: index for index, unit in enumerate(state["planned"])}
+    state["done"].sort(key=lambda unit: rank.get(unit, len(rank)))
+    state["findings"].sort(key=lambda f: rank.get(f"{f['statement']}/{f['variant']}", len(rank)))
+    state["mutants"].sort(key=lambda m: rank.get(f"{m['statement']}/mutants", len(rank)))
 
 
 def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
