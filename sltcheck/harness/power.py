@@ -6,7 +6,10 @@ statement with a known worst case lists ``POWER_CASES``; each case is a dict wit
 - ``fixed``: the parameters held (as in :func:`search_worst_case`, e.g. d1, alpha, eps_max);
 - either ``supremum``: a bound function equal to the proved supremum of the measured side
   (closed form): the search maximises measured / supremum, which is <= 1 by the proof and
-  should reach >= :data:`REQUIRED` (the search is not told the extremal instance);
+  should reach >= :data:`REQUIRED` (the search is not told the extremal instance); with
+  ``differentiable``: the key of the statement's differentiable ``BOUNDS`` that computes the
+  same supremum in torch, so the search climbs by autograd (:mod:`sltcheck.harness.gradients`;
+  finite differences without it);
 - or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
   of that variant at fixed parameters, so it maximises the measured side itself; its best
   measured value is reported beside the bracket's lower end ``lower`` (a float or a
@@ -42,7 +45,7 @@ def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci
     search_worst_case = partial(_search, gradients=gradients)
     if "supremum" in case:
         found = search_worst_case(statement, "supremum", bound=case["supremum"], fixed=fixed,
-                                  profile=profile, seed=seed)
+                                  profile=profile, seed=seed, twin=case.get("differentiable"))
         ratio = found.ratio
         row = {"kind": "closed-form", "best": ratio, "known": 1.0, "power": ratio, "passed": ratio >= REQUIRED}
     elif "best_known" in case:

@@ -257,6 +257,7 @@ def search_worst_case(
     skip: tuple[str, ...] = (),
     progress: Callable[[], None] | None = None,
     gradients: str = "auto",
+    twin: str | None = None,
 ) -> WorstCase:
     """The largest measured/bound the search finds for ``statement``/``variant``.
 
@@ -267,6 +268,10 @@ def search_worst_case(
     float64 evaluation (a progress bar's tick); ``gradients`` is ``"auto"`` (torch autograd where
     the statement has a differentiable version of the variant's bound and torch imports, see
     :mod:`sltcheck.harness.gradients`; finite differences otherwise) or ``"finite-differences"``.
+    A caller's ``bound`` climbs by autograd only through a torch version named for it: a mutant's
+    by its variant name ``mutant:<name>``, any other by ``twin``, the key of the statement's
+    differentiable ``BOUNDS`` that computes it (a power case's closed-form ``supremum``); a bound
+    given under a variant's own name never borrows that variant's gradients.
     Same seed and gradient backend (recorded in the result), same result.
     """
     module = instance_module(statement)
@@ -286,18 +291,18 @@ def search_worst_case(
     def admissible(instance: Instance) -> bool:
         return not violations(statement, instance, skip=skip)
 
-    # A bound given by the caller is differentiable only where it is a named mutant's.
-    named = bound is None or variant.startswith("mutant:")
-    use = named and budget.gradient_climbs > 0
-    torch_side = gradient_backends.differentiable(statement, variant, gradients) if use else None
+    # A bound given by the caller is differentiable only through its named torch twin.
+    named = twin if twin is not None else variant if bound is None or variant.startswith("mutant:") else None
+    use = named is not None and budget.gradient_climbs > 0
+    torch_side = gradient_backends.differentiable(statement, named, gradients) if use else None
 
     def ratio_and_gradient(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> tuple[float, np.ndarray]:
         nonlocal count
         count += 1
         if progress is not None:
             progress()
-        assert torch_side is not None
-        return gradient_backends.value_and_gradient(torch_side, variant, template, free, vector)
+        assert torch_side is not None and named is not None
+        return gradient_backends.value_and_gradient(torch_side, named, template, free, vector)
 
     exact = ratio_and_gradient if torch_side is not None else None
     shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]

@@ -23,35 +23,14 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
+from sltcheck.harness.differentiable import into_unit_ball, shrink_rows
+from sltcheck.harness.differentiable import spectral_norm as spectral_norm  # re-exported (it lived here)
+from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
 from sltcheck.statements.lemma12.lipschitz_instances import EPS_HIGH
 
 Fields = dict[str, Any]
 WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")
-
-
-def _shrink_rows(X: torch.Tensor, limit: torch.Tensor) -> torch.Tensor:
-    """Each row of X scaled into the ball of radius ``limit`` (rows inside unchanged)."""
-    norms = torch.linalg.vector_norm(X, dim=1, keepdim=True)
-    safe = torch.where(norms > limit, norms, torch.ones_like(norms))
-    return torch.where(norms > limit, X * (limit / safe), X)
-
-
-def spectral_norm(W: torch.Tensor) -> torch.Tensor:
-    """||W||_2 of each matrix of the stack (..., r, c) as u^T W v with u, v its top singular
-    vectors (found without gradient): the same value, and the exact gradient u v^T where the top
-    singular value is simple, without differentiating an SVD."""
-    with torch.no_grad():
-        U, _, Vh = torch.linalg.svd(W, full_matrices=False)
-    u, v = U[..., :, :1], Vh[..., :1, :].transpose(-2, -1)
-    return torch.abs(u.transpose(-2, -1) @ W @ v)
-
-
-def _into_unit_ball(W: torch.Tensor) -> torch.Tensor:
-    """Each matrix of the stack W (..., r, c) scaled to spectral norm INSIDE where it is above."""
-    norms = spectral_norm(W)
-    safe = torch.where(norms > INSIDE, norms, torch.ones_like(norms))
-    return torch.where(norms > INSIDE, W * (INSIDE / safe), W)
 
 
 def _within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
@@ -66,10 +45,6 @@ def _within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Te
     return torch.where(over, X, Xp)
 
 
-def _tensor(value: Any) -> torch.Tensor:
-    return torch.as_tensor(value, dtype=torch.float64)
-
-
 def project(fields: Fields) -> Fields:
     """Fields the search holds fixed arrive as numpy values: tensors too, without gradient."""
     out = dict(fields)
@@ -82,13 +57,13 @@ def project(fields: Fields) -> Fields:
     eps = torch.clamp(torch.abs(out["eps_max"]), max=EPS_HIGH)
     out["eps_max"] = eps
     limit = out["alpha"] * INSIDE
-    X = _shrink_rows(out["X"], limit)
-    step = _shrink_rows(out["X_perturbed"] - X, eps * INSIDE)
-    out["X"], out["X_perturbed"] = X, _within(X, _shrink_rows(X + step, limit), eps)
+    X = shrink_rows(out["X"], limit)
+    step = shrink_rows(out["X_perturbed"] - X, eps * INSIDE)
+    out["X"], out["X_perturbed"] = X, _within(X, shrink_rows(X + step, limit), eps)
     for name in WEIGHTS:
-        out[name] = _into_unit_ball(out[name])
+        out[name] = into_unit_ball(out[name])
     if "fc_layers" in out:
-        out["fc_layers"] = tuple(_into_unit_ball(W) for W in out["fc_layers"])
+        out["fc_layers"] = tuple(into_unit_ball(W) for W in out["fc_layers"])
     return out
 
 

@@ -185,10 +185,11 @@ MUTANTS = [
 
 
 # Search power (sltcheck.harness.power): the search must reach the proved supremum
-# 2 alpha tanh(eps_max/2) at the slack table's parameters (d1 <= 2: the search's shapes).
+# 2 alpha tanh(eps_max/2) at the slack table's parameters (d1 <= 2: the search's shapes); its
+# torch twin (differentiable.py's "supremum") gives the climbs their gradients.
 POWER_CASES = [
     {"fixed": {"d1": d1, "alpha": math.sqrt(d1) if d1 == 1 else 1.4142135623730951 * (1 + 2**-52), "eps_max": eps},
-     "supremum": supremum_fraction(1.0)}
+     "supremum": supremum_fraction(1.0), "differentiable": "supremum"}
     for d1 in (1, 2)
     for eps in (1e-3, 0.1, 0.5)
 ]

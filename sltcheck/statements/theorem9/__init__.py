@@ -485,5 +485,6 @@ MUTANTS = [
 
 
 # Search power (sltcheck.harness.power): measured / the proved upper bound, closed form and
-# attained on the slices e_QK = 0 and e_VO = 0 (sltcheck.statements.theorem9.worst_case).
-POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "d2": 1}, "supremum": supremum_fraction(1.0)}]
+# attained on the slices e_QK = 0 and e_VO = 0 (sltcheck.statements.theorem9.worst_case); its torch
+# twin (differentiable.py's "supremum") gives the climbs their gradients.
+POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "d2": 1}, "supremum": supremum_fraction(1.0), "differentiable": "supremum"}]

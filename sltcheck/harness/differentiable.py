@@ -1,0 +1,43 @@
+"""Generic float64 torch pieces of the statements' ``differentiable.py`` modules (the worst-case
+search's autograd gradients, :mod:`sltcheck.harness.gradients`): the projections onto the usual
+assumptions (tokens in the alpha-ball, weights in the spectral unit ball) and the spectral norm
+with its exact gradient. Imports torch: only the differentiable modules import this module."""
+
+from __future__ import annotations
+
+import torch
+
+from sltcheck.harness.strategies import INSIDE
+
+
+def spectral_norm(W: torch.Tensor) -> torch.Tensor:
+    """||W||_2 of each matrix of the stack (..., r, c) as u^T W v with u, v its top singular
+    vectors (found without gradient): the same value, and the exact gradient u v^T where the top
+    singular value is simple, without differentiating an SVD. Shape (..., 1, 1)."""
+    with torch.no_grad():
+        U, _, Vh = torch.linalg.svd(W, full_matrices=False)
+    u, v = U[..., :, :1], Vh[..., :1, :].transpose(-2, -1)
+    return torch.abs(u.transpose(-2, -1) @ W @ v)
+
+
+def shrink_rows(X: torch.Tensor, limit: torch.Tensor) -> torch.Tensor:
+    """Each row of X scaled into the ball of radius ``limit`` (rows inside unchanged)."""
+    norms = torch.linalg.vector_norm(X, dim=-1, keepdim=True)
+    safe = torch.where(norms > limit, norms, torch.ones_like(norms))
+    return torch.where(norms > limit, X * (limit / safe), X)
+
+
+def into_unit_ball(W: torch.Tensor) -> torch.Tensor:
+    """Each matrix of the stack W (..., r, c) scaled to spectral norm INSIDE where it is above
+    (the numpy projections' ``strategies.scale_inside``)."""
+    norms = spectral_norm(W)
+    safe = torch.where(norms > INSIDE, norms, torch.ones_like(norms))
+    return torch.where(norms > INSIDE, W * (INSIDE / safe), W)
+
+
+def tensor(value: object) -> torch.Tensor:
+    """A field as a float64 tensor (fields the search holds fixed arrive as numpy values)."""
+    return torch.as_tensor(value, dtype=torch.float64)
+
+
+__all__ = ["into_unit_ball", "shrink_rows", "spectral_norm", "tensor"]
