@@ -9,7 +9,11 @@ with the numpy path, so the tests compare two independent computations). It defi
   same map as the instance module's ``project``, differentiable almost everywhere);
 - ``measured(fields) -> Tensor``: the measured side (a 0-d tensor);
 - ``BOUNDS``: ``{name: bound(fields) -> Tensor}`` for the variants (and ``mutant:<name>``
-  bounds) it covers; a search with any other bound falls back to finite differences.
+  bounds, and other closed forms a caller names, e.g. a power case's ``supremum``: the search's
+  ``twin``) it covers; a search with any other bound falls back to finite differences.
+
+Generic torch pieces (spectral norm with its exact gradient, the projections onto the token ball
+and the spectral unit ball) are in :mod:`sltcheck.harness.differentiable`.
 
 ``fields`` is the instance with every continuous field of the search as float64 tensors (tuple
 fields as tuples of tensors) and the discrete ones as given. torch is optional (the ``search``

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
@@ -235,6 +235,18 @@ def _scaled(budget: Budget, cost: float) -> Budget:
                   max(50, round(budget.gradient_climb_evaluations / cost)) if budget.gradient_climb_evaluations else 0)
 
 
+def _autograd_scaled(budget: Budget, cost: float) -> Budget:
+    """``budget`` with its gradient climbs divided by ``cost``, a differentiable module's
+    ``AUTOGRAD_COST``: where one value-and-gradient costs that many times the usual (many small
+    torch operations against a cheap numpy evaluation) and fewer climbs already reach the
+    known suprema, so autograd costs no more time than finite differences did."""
+    if cost == 1:
+        return budget
+    if not cost > 0:
+        raise ValueError(f"AUTOGRAD_COST must be > 0, got {cost!r}")
+    return replace(budget, gradient_climbs=max(1, round(budget.gradient_climbs / cost)))
+
+
 def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
     out = dict(instance)
     out.update({k: v for k, v in fixed.items() if k in out})
@@ -294,7 +306,7 @@ def search_worst_case(
     # A bound given by the caller is differentiable only through its named torch twin.
     named = twin if twin is not None else variant if bound is None or variant.startswith("mutant:") else None
     use = named is not None and budget.gradient_climbs > 0
-    torch_side = gradient_backends.differentiable(statement, named, gradients) if use else None
+    torch_side = gradient_backends.differentiable(statement, named, gradients) if use and named else None
 
     def ratio_and_gradient(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> tuple[float, np.ndarray]:
         nonlocal count
@@ -305,6 +317,8 @@ def search_worst_case(
         return gradient_backends.value_and_gradient(torch_side, named, template, free, vector)
 
     exact = ratio_and_gradient if torch_side is not None else None
+    if torch_side is not None:
+        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
     shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")

@@ -13,7 +13,14 @@ from functools import partial
 
 import torch
 
-from sltcheck.statements.lemma8.differentiable import EDGE, lemma8_bound, measured, project_softmax, supremum
+from sltcheck.statements.lemma8.differentiable import (
+    AUTOGRAD_COST,
+    EDGE,
+    lemma8_bound,
+    measured,
+    project_softmax,
+    supremum,
+)
 
 Fields = dict
 
@@ -31,4 +38,4 @@ BOUNDS = {
     "mutant:supremum-0.97": partial(supremum, fraction=EDGE),
 }
 
-__all__ = ["BOUNDS", "linear_bound", "measured", "project"]
+__all__ = ["AUTOGRAD_COST", "BOUNDS", "linear_bound", "measured", "project"]

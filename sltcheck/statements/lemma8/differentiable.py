@@ -29,6 +29,10 @@ from sltcheck.harness.strategies import INSIDE
 from sltcheck.statements.lemma8.instances import EPS_HIGH
 
 Fields = dict[str, Any]
+# One value-and-gradient costs several numpy evaluations (many small torch operations), and half
+# the profile's gradient climbs already reach every known supremum at ci: the search climbs half as
+# many (sltcheck.harness.search), so autograd is no slower than finite differences were.
+AUTOGRAD_COST = 2
 EDGE = 0.97  # the edge mutant's fraction of the supremum (the numpy side's lemma8.EDGE)
 
 
@@ -80,4 +84,5 @@ BOUNDS = {
     "mutant:supremum-0.97": partial(supremum, fraction=EDGE),
 }
 
-__all__ = ["BOUNDS", "EDGE", "lemma8_bound", "measured", "project", "project_softmax", "softmax_shift", "supremum"]
+__all__ = ["AUTOGRAD_COST", "BOUNDS", "EDGE", "lemma8_bound", "measured", "project", "project_softmax", "softmax_shift",
+           "supremum"]

@@ -37,6 +37,10 @@ from sltcheck.harness.differentiable import into_unit_ball, shrink_rows, spectra
 from sltcheck.harness.strategies import INSIDE
 
 Fields = dict[str, Any]
+# One value-and-gradient costs several numpy evaluations (many small torch operations), and half
+# the profile's gradient climbs already reach every known supremum at ci: the search climbs half as
+# many (sltcheck.harness.search), so autograd is no slower than finite differences were.
+AUTOGRAD_COST = 2
 TARGET = ("W_Q", "W_K", "W_V", "W_O")
 SOURCE = ("S_Q", "S_K", "S_V", "S_O")
 EDGE = 0.97  # the edge mutant's fraction of the supremum (the numpy side's theorem9.EDGE)
@@ -126,4 +130,4 @@ BOUNDS = {
     "mutant:supremum-0.97": partial(supremum, fraction=EDGE),
 }
 
-__all__ = ["BOUNDS", "attention", "deltas", "measured", "project"]
+__all__ = ["AUTOGRAD_COST", "BOUNDS", "attention", "deltas", "measured", "project"]
