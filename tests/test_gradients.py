@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +15,15 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import gradients, power
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.harness.search import Budget, _flatten, _unflatten, float_ratio, search_worst_case
+from sltcheck.harness.search import (
+    BUDGETS,
+    Budget,
+    _autograd_scaled,
+    _flatten,
+    _unflatten,
+    float_ratio,
+    search_worst_case,
+)
 from sltcheck.statements import STATEMENT_MODULES, load
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=60, polish_evaluations=20,
@@ -225,6 +234,14 @@ def test_a_power_case_with_a_twin_climbs_by_autograd(statement: str) -> None:
     assert power.measure(statement, case, profile=SMALL, seed=1)["gradients"] == gradients.AUTOGRAD
     without = {k: v for k, v in case.items() if k != "differentiable"}
     assert power.measure(statement, without, profile=SMALL, seed=1)["gradients"] == gradients.FINITE_DIFFERENCES
+
+
+def test_autograd_cost_divides_only_the_gradient_climbs() -> None:
+    scaled = _autograd_scaled(BUDGETS["ci"], 2)
+    assert scaled.gradient_climbs == BUDGETS["ci"].gradient_climbs // 2
+    assert replace(scaled, gradient_climbs=BUDGETS["ci"].gradient_climbs) == BUDGETS["ci"]
+    with pytest.raises(ValueError, match="AUTOGRAD_COST must be > 0"):
+        _autograd_scaled(BUDGETS["ci"], 0)
 
 
 def test_a_mutant_bound_climbs_by_finite_differences() -> None:
