@@ -456,6 +456,14 @@ def gap(run: Callable[[Any], np.ndarray], target: Any, source: Any) -> Any:
     return hull_max(row_norms(run(source) - run(target)))
 
 
+def instance_gap(forward: Callable[[np.ndarray, np.ndarray, Any], np.ndarray], instance: dict[str, Any],
+                 target: Any, source: Any) -> Any:
+    """``gap`` of ``forward(X, mask, weights)`` at the instance's tokens ``X`` and ``mask``."""
+    X = np.asarray(instance["X"], dtype=np.float64)
+    mask = np.asarray(instance["mask"])
+    return gap(lambda w: forward(X, mask, w), target, source)
+
+
 # --- the largest singular value (arb) -------------------------------------------------------------
 
 SPECTRAL_BITS = 200  # arb's working precision for the Gram matrix and its eigenvalues

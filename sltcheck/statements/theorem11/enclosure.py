@@ -21,9 +21,9 @@ from sltcheck.numerics.intervals import (
     as_interval,
     block,
     chain_expm1,
-    gap,
     hull_max,
     hull_min,
+    instance_gap,
     intervals,
     max_abs,
     merged,
@@ -145,9 +145,7 @@ def eps_star(target: Any, source: Any, alpha: Any) -> Any:
 def measured(instance: dict[str, Any]) -> Any:
     from sltcheck.statements import theorem11 as t11
 
-    X = np.asarray(instance["X"], dtype=np.float64)
-    mask = np.asarray(instance["mask"])
-    return gap(lambda w: block(X, mask, w), t11.target_of(instance), t11.source_of(instance))
+    return instance_gap(block, instance, t11.target_of(instance), t11.source_of(instance))
 
 
 def bound(variant: str) -> Callable[[dict[str, Any]], Any]:

@@ -13,13 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from sltcheck.numerics.intervals import (
     as_interval,
     chain_expm1,
-    gap,
     hull_max,
+    instance_gap,
     merged,
     num,
     power,
@@ -123,9 +121,7 @@ def spectral_recursion(target: Any, source: Any, token_bound: Any, mode: str) ->
 def measured(instance: dict[str, Any]) -> Any:
     from sltcheck.statements import theorem14 as t14
 
-    X = np.asarray(instance["X"], dtype=np.float64)
-    mask = np.asarray(instance["mask"])
-    return gap(lambda w: transformer(X, mask, w), t14.target_of(instance), t14.source_of(instance))
+    return instance_gap(transformer, instance, t14.target_of(instance), t14.source_of(instance))
 
 
 def bound(variant: str) -> Callable[[dict[str, Any]], Any]:

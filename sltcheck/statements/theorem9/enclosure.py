@@ -16,8 +16,8 @@ import numpy as np
 from sltcheck.numerics.intervals import (
     as_interval,
     chain_expm1,
-    gap,
     hull_max,
+    instance_gap,
     intervals,
     merged,
     merged_errors,
@@ -35,9 +35,7 @@ from sltcheck.numerics.intervals import (
 def measured(instance: dict[str, Any]) -> Any:
     from sltcheck.statements import theorem9 as t9
 
-    X = np.asarray(instance["X"], dtype=np.float64)
-    mask = np.asarray(instance["mask"])
-    return gap(lambda w: mha(X, mask, w), t9.target_of(instance), t9.source_of(instance))
+    return instance_gap(mha, instance, t9.target_of(instance), t9.source_of(instance))
 
 
 def chain(target: Any, source: Any, token_bound: Any) -> Any:
