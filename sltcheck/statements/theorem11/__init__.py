@@ -124,19 +124,12 @@ def make_instance(
 
 
 def noise_floor(instance: Instance, dps: int | None) -> float:
-    X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
-    return t9.output_floor(reference.block(X, mask, target_of(instance)), instance["alpha"], dps)
+    return t9.instance_output_floor(reference.block, instance, target_of(instance), dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Blk_S(x_i) - Blk_T(x_i)|| (Section 3.3's block, evaluated by definition)."""
-    mask = np.asarray(instance["mask"])
-
-    def run(X: np.ndarray, weights: BlockWeights, work: int | None) -> np.ndarray:
-        return reference.block(X, mask, weights, work)
-
-    X = np.asarray(instance["X"], dtype=np.float64)
-    return t9.output_gap(run, target_of(instance), source_of(instance), X, mask, dps)
+    return t9.instance_output_gap(reference.block, instance, target_of(instance), source_of(instance), dps)
 
 
 # --- Theorem 10, deterministic form --------------------------------------------------------------
@@ -414,11 +407,7 @@ supremum_fraction = partial(t9.supremum_fraction, statement="theorem11")
 
 
 MUTANTS = [
-    Mutant(
-        "supremum-0.97",
-        "0.97 x the proved upper bound of the worst case, attained on e_QK = 0: refuted only by a search within 3%",
-        supremum_fraction(EDGE),
-    ),
+    t9.supremum_edge_mutant("theorem11"),
     Mutant(
         "half",
         "the as-proven bound halved (attained: d = 1, one token, W_VO perturbed, F_T = id)",
@@ -435,12 +424,7 @@ MUTANTS = [
         "Theorem 10 at input norm alpha, ignoring Eq. 19 (the FC input is larger)",
         _mutant("fc-input-alpha"),
     ),
-    Mutant(
-        "no-token-norm",
-        "drops ||x_i|| <= alpha: tokens may exceed the alpha-sphere",
-        VARIANTS["as-proven"],
-        drop=("token-norm",),
-    ),
+    t9.no_token_norm_mutant(VARIANTS),
 ]
 
 

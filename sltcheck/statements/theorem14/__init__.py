@@ -152,19 +152,12 @@ def make_instance(
 
 
 def noise_floor(instance: Instance, dps: int | None) -> float:
-    X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
-    return t9.output_floor(reference.transformer(X, mask, target_of(instance)), instance["alpha"], dps)
+    return t9.instance_output_floor(reference.transformer, instance, target_of(instance), dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Tf_S(x_i) - Tf_T(x_i)|| (Section 3.3, evaluated by definition)."""
-    mask = np.asarray(instance["mask"])
-
-    def run(X: np.ndarray, weights: TransformerWeights, work: int | None) -> np.ndarray:
-        return reference.transformer(X, mask, weights, work)
-
-    X = np.asarray(instance["X"], dtype=np.float64)
-    return t9.output_gap(run, target_of(instance), source_of(instance), X, mask, dps)
+    return t9.instance_output_gap(reference.transformer, instance, target_of(instance), source_of(instance), dps)
 
 
 # --- Lemmas 12 and 13 as the chain uses them -----------------------------------------------------

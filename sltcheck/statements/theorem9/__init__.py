@@ -202,20 +202,33 @@ def output_floor(outputs: np.ndarray, alpha: object, dps: int | None) -> float:
     return scale * (FLOAT64_FLOOR if dps is None else 10.0 ** (GUARD_DIGITS - dps))
 
 
-def noise_floor(instance: Instance, dps: int | None) -> float:
+Forward = Callable[[np.ndarray, np.ndarray, Any, int | None], np.ndarray]  # (X, mask, weights, dps)
+
+
+def instance_output_floor(forward: Forward, instance: Instance, target: Any, dps: int | None) -> float:
+    """``output_floor`` of ``forward``'s target outputs at the instance's tokens and mask."""
     X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
-    return output_floor(reference.mha(X, mask, target_of(instance)), instance["alpha"], dps)
+    return output_floor(forward(X, mask, target, None), instance["alpha"], dps)
+
+
+def instance_output_gap(forward: Forward, instance: Instance, target: Any, source: Any, dps: int | None) -> Any:
+    """``output_gap`` of ``forward`` at the instance's tokens and mask."""
+    mask = np.asarray(instance["mask"])
+
+    def run(X: np.ndarray, weights: Any, work: int | None) -> np.ndarray:
+        return forward(X, mask, weights, work)
+
+    X = np.asarray(instance["X"], dtype=np.float64)
+    return output_gap(run, target, source, X, mask, dps)
+
+
+def noise_floor(instance: Instance, dps: int | None) -> float:
+    return instance_output_floor(reference.mha, instance, target_of(instance), dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Attn_S(x_i) - Attn_T(x_i)||, both MHAs in their per-head form (Eqs. 1, 2)."""
-    mask = np.asarray(instance["mask"])
-
-    def run(X: np.ndarray, weights: MHAWeights, work: int | None) -> np.ndarray:
-        return reference.mha(X, mask, weights, work)
-
-    X = np.asarray(instance["X"], dtype=np.float64)
-    return output_gap(run, target_of(instance), source_of(instance), X, mask, dps)
+    return instance_output_gap(reference.mha, instance, target_of(instance), source_of(instance), dps)
 
 
 # --- achieved errors and the chain ---------------------------------------------------------------
@@ -457,12 +470,27 @@ def supremum_fraction(fraction: float, statement: str = "theorem9") -> Callable[
     return bound
 
 
-MUTANTS = [
-    Mutant(
+def supremum_edge_mutant(statement: str = "theorem9") -> Mutant:
+    """EDGE x ``statement``'s proved supremum (shared by Theorems 9 and 11, both attained on e_QK = 0)."""
+    return Mutant(
         "supremum-0.97",
         "0.97 x the proved upper bound of the worst case, attained on e_QK = 0: refuted only by a search within 3%",
-        supremum_fraction(EDGE),
-    ),
+        supremum_fraction(EDGE, statement),
+    )
+
+
+def no_token_norm_mutant(variants: dict[str, Callable[[Instance, int | None], Any]]) -> Mutant:
+    """The as-proven bound with the token-norm assumption dropped (shared by Theorems 9 and 11)."""
+    return Mutant(
+        "no-token-norm",
+        "drops ||x_i|| <= alpha: tokens may exceed the alpha-sphere",
+        variants["as-proven"],
+        drop=("token-norm",),
+    )
+
+
+MUTANTS = [
+    supremum_edge_mutant(),
     Mutant(
         "half",
         "the as-proven bound halved (attained at d1 = d2 = 1, one token, W_VO perturbed)",
@@ -475,12 +503,7 @@ MUTANTS = [
     ),
     Mutant("no-value-term", "drops Eq. 17 (the W_VO approximation term)", _part(("softmax",))),
     Mutant("no-softmax-term", "drops Eq. 16 (the W_QK / softmax term)", _part(("value",))),
-    Mutant(
-        "no-token-norm",
-        "drops ||x_i|| <= alpha: tokens may exceed the alpha-sphere",
-        VARIANTS["as-proven"],
-        drop=("token-norm",),
-    ),
+    no_token_norm_mutant(VARIANTS),
 ]
 
 
