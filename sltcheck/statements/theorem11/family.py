@@ -32,7 +32,6 @@ r = max(3 alpha, A + 2 alpha) (Eq. 19 at H = d1 = 1).
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -44,10 +43,13 @@ from sltcheck.statements.theorem9.family import (
     ALPHA_HIGH,
     LOG_RHO_HIGH,
     LOG_RHO_LOW,
+    errors_in_range,
     exprel_from_zero,
     logistic,
     logistic_slope,
+    one_head_instance,
     rho_of,
+    two_token_tensors,
 )
 
 FACES = (("a", 1.0), ("a", -1.0), ("b", 1.0), ("b", -1.0), ("fc", 1.0))
@@ -132,17 +134,7 @@ def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
     w, face, sign, sigma1, sigma2 = candidates()[choice]
     t_a, t_b, m = _errors(face, sign, point["s1"], point["s2"], abs)
     rho = 10.0 ** point["log10_rho"]
-    alpha = point["alpha"]
-
-    def weight(value: float) -> np.ndarray:
-        return np.full((1, 1, 1), value, dtype=np.float64)
-
-    return {"alpha": alpha, "d1": 1, "d2": 1,
-            "X": np.asarray([[alpha * point["u1"]], [alpha * point["u2"]]], dtype=np.float64),
-            "mask": np.ones((2, 2), dtype=np.int8),
-            "W_Q": weight(point["a"]), "W_K": weight(1.0), "W_V": weight(point["b"]), "W_O": weight(1.0),
-            "S_Q": weight(point["a"] + rho * t_a), "S_K": weight(1.0), "S_V": weight(point["b"] + rho * t_b),
-            "S_O": weight(1.0),
+    return {**one_head_instance(point, point["b"], t_a, t_b, rho),
             "fc_layers": (np.asarray([[w]], dtype=np.float64),),
             "S_fc_layers": (np.asarray([[1.0], [-1.0]], dtype=np.float64),
                             np.asarray([[w + rho * sigma1 * m, -(w + rho * sigma2 * m)]], dtype=np.float64))}
@@ -150,25 +142,19 @@ def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
 
 def contains(candidate: dict[str, Any]) -> bool:
     """Whether an instance (a seed) lies in the family: its shape, ranges and every assumption."""
-    from sltcheck.assumptions import violations
-
     fc, source_fc = candidate.get("fc_layers"), candidate.get("S_fc_layers")
     if fc is None or source_fc is None or len(fc) != 1 or len(source_fc) != 2:
         return False
     W, A1, A2 = (np.asarray(m, dtype=np.float64) for m in (fc[0], *source_fc))
     if W.shape != (1, 1) or A1.shape != (2, 1) or A2.shape != (1, 2) or A1.ravel().tolist() != [1.0, -1.0]:
         return False
-    X = np.asarray(candidate["X"])
-    weights = [np.asarray(candidate[k]) for k in ("W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")]
-    if X.shape != (2, 1) or any(m.shape != (1, 1, 1) for m in weights):
-        return False
-    if not bool(np.all(np.asarray(candidate["mask"]) == 1)) or not 1.0 <= float(candidate["alpha"]) <= ALPHA_HIGH:
+    weights = two_token_tensors(candidate, (1, 1, 1))
+    if weights is None:
         return False
     merged = [float(weights[i][0, 0, 0] * weights[i + 1][0, 0, 0]) for i in (0, 2, 4, 6)]
     w, P, N = float(W[0, 0]), float(A2[0, 0]), float(-A2[0, 1])
     rho = max(abs(merged[2] - merged[0]), abs(merged[3] - merged[1]), abs(P - w), abs(N - w))
-    return (rho > 0 and LOG_RHO_LOW <= math.log10(rho) <= LOG_RHO_HIGH
-            and not violations("theorem11", candidate))
+    return errors_in_range(rho, LOG_RHO_HIGH, "theorem11", candidate)
 
 
 def halved(arith: Backend, values: dict[str, Any]) -> list[Ratio]:

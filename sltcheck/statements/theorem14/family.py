@@ -27,7 +27,6 @@ with U_11 Theorem 11's family's bound over rho (increasing in every input: evalu
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +35,15 @@ import numpy as np
 from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.numerics.balls import Backend
 from sltcheck.numerics.dual import Dual
-from sltcheck.statements.theorem9.family import ALPHA_HIGH, LOG_RHO_LOW, logistic, logistic_slope, rho_of
+from sltcheck.statements.theorem9.family import (
+    ALPHA_HIGH,
+    LOG_RHO_LOW,
+    errors_in_range,
+    logistic,
+    logistic_slope,
+    rho_of,
+    two_token_tensors,
+)
 from sltcheck.statements.theorem11.family import bound_at as block_bound_at
 from sltcheck.statements.theorem11.family import relu, size
 
@@ -152,8 +159,6 @@ def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
 def contains(candidate: dict[str, Any]) -> bool:
     """Whether an instance (a seed) lies in the family: its shape, ranges, block 2 exact (its source is
     its target in Pensia's form, FC weight 1, |W_VO| = 1) and every assumption."""
-    from sltcheck.assumptions import violations
-
     if int(candidate.get("B", 0)) != 2 or int(candidate.get("H", 0)) != 1:
         return False
     fc, source_fc = candidate.get("fc_layers"), candidate.get("S_fc_layers")
@@ -167,11 +172,8 @@ def contains(candidate: dict[str, Any]) -> bool:
         return False
     if A[1].shape != (1, 2) or A[3].ravel().tolist() != [1.0, -1.0]:
         return False
-    X = np.asarray(candidate["X"])
-    tensors = [np.asarray(candidate[k]) for k in ("W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")]
-    if X.shape != (2, 1) or any(m.shape != (2, 1, 1) for m in tensors):
-        return False
-    if not bool(np.all(np.asarray(candidate["mask"]) == 1)) or not 1.0 <= float(candidate["alpha"]) <= ALPHA_HIGH:
+    tensors = two_token_tensors(candidate, (2, 1, 1))
+    if tensors is None:
         return False
     merged = [m[:, 0, 0] * n[:, 0, 0] for m, n in zip(tensors[0::2], tensors[1::2], strict=True)]
     if merged[2][1] != merged[0][1] or merged[3][1] != merged[1][1] or abs(merged[1][1]) != 1.0:
@@ -179,8 +181,7 @@ def contains(candidate: dict[str, Any]) -> bool:
     w1 = float(W1[0, 0])
     rho = max(abs(merged[2][0] - merged[0][0]), abs(merged[3][0] - merged[1][0]),
               abs(float(A[1][0, 0]) - w1), abs(-float(A[1][0, 1]) - w1))
-    return (rho > 0 and LOG_RHO_LOW <= math.log10(rho) <= LOG_RHO_HIGH
-            and not violations("theorem14", candidate))
+    return errors_in_range(rho, LOG_RHO_HIGH, "theorem14", candidate)
 
 
 def lipschitz_one(arith: Backend, values: dict[str, Any]) -> list[Ratio]:

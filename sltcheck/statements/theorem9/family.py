@@ -97,10 +97,9 @@ def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
     return out
 
 
-def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
-    b, edge, sign = candidates()[choice]
-    t_a, t_b = _pair(edge, sign, point["t"])
-    rho = 10.0 ** point["log10_rho"]
+def one_head_instance(point: dict[str, float], b: float, t_a: float, t_b: float, rho: float) -> dict[str, Any]:
+    """The attention part of an instance at ``point``: one head, W_K = W_O = 1, W_Q = a, W_V = b,
+    the source's W_Q and W_V moved by rho t_a and rho t_b (shared with Theorem 11's family)."""
     alpha = point["alpha"]
 
     def weight(value: float) -> np.ndarray:
@@ -114,21 +113,42 @@ def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
             "S_O": weight(1.0)}
 
 
-def contains(candidate: dict[str, Any]) -> bool:
-    """Whether an instance (a seed) lies in the family: its shape, ranges and every assumption."""
+def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
+    b, edge, sign = candidates()[choice]
+    t_a, t_b = _pair(edge, sign, point["t"])
+    return one_head_instance(point, b, t_a, t_b, 10.0 ** point["log10_rho"])
+
+
+def two_token_tensors(candidate: dict[str, Any], shape: tuple[int, ...]) -> list[np.ndarray] | None:
+    """The candidate's eight attention tensors (W_Q..W_O, S_Q..S_O) if it has two 1-d tokens, every
+    tensor of ``shape``, a full mask and alpha in [1, ALPHA_HIGH]; otherwise None (not in the family)."""
+    X = np.asarray(candidate["X"])
+    tensors = [np.asarray(candidate[k]) for k in ("W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")]
+    if X.shape != (2, 1) or any(m.shape != shape for m in tensors):
+        return None
+    if not bool(np.all(np.asarray(candidate["mask"]) == 1)) or not 1.0 <= float(candidate["alpha"]) <= ALPHA_HIGH:
+        return None
+    return tensors
+
+
+def errors_in_range(rho: float, log_rho_high: float, statement: str, candidate: dict[str, Any]) -> bool:
+    """Whether the largest error rho lies in [1e LOG_RHO_LOW, 1e log_rho_high] and the candidate
+    meets every assumption of ``statement``."""
     from sltcheck.assumptions import violations
 
-    X = np.asarray(candidate["X"])
-    weights = [np.asarray(candidate[k]) for k in ("W_Q", "W_K", "W_V", "W_O", "S_Q", "S_K", "S_V", "S_O")]
-    if X.shape != (2, 1) or any(w.shape != (1, 1, 1) for w in weights):
-        return False
-    if not bool(np.all(np.asarray(candidate["mask"]) == 1)) or not 1.0 <= float(candidate["alpha"]) <= ALPHA_HIGH:
+    return (rho > 0 and LOG_RHO_LOW <= math.log10(rho) <= log_rho_high
+            and not violations(statement, candidate))
+
+
+def contains(candidate: dict[str, Any]) -> bool:
+    """Whether an instance (a seed) lies in the family: its shape, ranges and every assumption."""
+    weights = two_token_tensors(candidate, (1, 1, 1))
+    if weights is None:
         return False
     merged = [float(weights[0][0, 0, 0] * weights[1][0, 0, 0]), float(weights[2][0, 0, 0] * weights[3][0, 0, 0])]
     source = [float(weights[4][0, 0, 0] * weights[5][0, 0, 0]), float(weights[6][0, 0, 0] * weights[7][0, 0, 0])]
     rho = max(abs(s - m) for s, m in zip(source, merged, strict=True))
-    return (rho > 0 and LOG_RHO_LOW <= math.log10(rho) <= LOG_RHO_HIGH
-            and not violations("theorem9", candidate))
+    return errors_in_range(rho, LOG_RHO_HIGH, "theorem9", candidate)
 
 
 DIMENSIONS = (Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_rho", LOG_RHO_LOW, LOG_RHO_HIGH),
