@@ -53,7 +53,6 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
             alpha, X, mask = draw(edge_sequence(drop))
             where = draw(st.sampled_from(["attention", "fc"]))
             plan = edge_plan(pattern="vo" if where == "attention" else "-")
-            attention, source_attention = draw(mha_pair(1, 1, 1, drop, plan=plan))
             fc_plan = {
                 "kind": "structured",
                 "n": 1,
@@ -62,22 +61,39 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
                 "same": True,
                 "positive": True,
             }
-            fc, source_fc = draw(
-                fc_pair(1, 1, drop, high=0.3 if where == "fc" else 0.0, plan=fc_plan)
+            target, source = block_pair(
+                draw, 1, 1, 1, drop, attention_plan=plan,
+                fc_high=0.3 if where == "fc" else 0.0, fc_plan=fc_plan,
             )
-            target = BlockWeights(attention, fc)
-            return make_instance(target, BlockWeights(source_attention, source_fc), X, mask, alpha)
+            return make_instance(target, source, X, mask, alpha)
         H = draw(st.one_of(st.just(1), st.integers(1, 4)))
         d = draw(st.one_of(st.just(2), st.integers(2, 6)))
         L = draw(st.integers(1, 2))
         alpha, X, mask = draw(sequence(d, d, drop, min_T=2, nonzero=True))
         plan = {**draw(mha_plan()), "min_size": MIN_ERROR, "visible": True}
-        attention, source_attention = draw(mha_pair(H, d, d, drop, plan=plan))
-        fc, source_fc = draw(fc_pair(d, L, drop))
-        target = BlockWeights(attention, fc)
-        return make_instance(target, BlockWeights(source_attention, source_fc), X, mask, alpha)
+        target, source = block_pair(draw, H, d, L, drop, attention_plan=plan)
+        return make_instance(target, source, X, mask, alpha)
 
     return draw()
+
+
+def block_pair(
+    draw: st.DrawFn,
+    H: int,
+    d: int,
+    L: int,
+    drop: tuple[str, ...],
+    *,
+    attention_high: float = 0.3,
+    attention_plan: dict[str, object] | None = None,
+    fc_high: float = 0.3,
+    fc_plan: dict[str, object] | None = None,
+) -> tuple[BlockWeights, BlockWeights]:
+    """A target block and its pruned source, drawn inside the caller's composite strategy: the
+    attention pair (``mha_pair``) first, then the FC pair (``fc_pair``); Theorem 14 stacks these."""
+    attention, source_attention = draw(mha_pair(H, d, d, drop, high=attention_high, plan=attention_plan))
+    fc, source_fc = draw(fc_pair(d, L, drop, high=fc_high, plan=fc_plan))
+    return BlockWeights(attention, fc), BlockWeights(source_attention, source_fc)
 
 
 def shapes() -> list[dict[str, int]]:
@@ -87,6 +103,13 @@ def shapes() -> list[dict[str, int]]:
 def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
     shape = {**shape, "d2": shape["d1"]}
     alpha, X, mask = sequence_start(shape, rng, on_boundary=on_boundary)
+    return make_instance(*block_start(shape, rng, on_boundary=on_boundary), X, mask, alpha)
+
+
+def block_start(
+    shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool
+) -> tuple[BlockWeights, BlockWeights]:
+    """A target block and its pruned source for a search start (``mha_start``, then ``fc_start``)."""
     attention, source_attention = mha_start(shape, rng, on_boundary=on_boundary)
     fc, source_fc = fc_start(shape["d1"], shape["L"], rng, on_boundary=on_boundary)
-    return make_instance(BlockWeights(attention, fc), BlockWeights(source_attention, source_fc), X, mask, alpha)
+    return BlockWeights(attention, fc), BlockWeights(source_attention, source_fc)

@@ -18,24 +18,21 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
-from sltcheck.model.weights import BlockWeights, TransformerWeights
+from sltcheck.model.weights import TransformerWeights
 from sltcheck.statements import Instance
 from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
     TRANSFORMER_SHAPES,
     edge_plan,
     edge_sequence,
-    fc_pair,
     fc_plan,
-    fc_start,
     fewer_tokens,
-    mha_pair,
     mha_plan,
-    mha_start,
     project,
     sequence,
     sequence_start,
 )
+from sltcheck.statements.theorem11.instances import block_pair, block_start
 from sltcheck.statements.theorem14 import make_instance
 
 __all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
@@ -65,10 +62,9 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
             first = draw(st.sampled_from(["-", "vo"]))  # block 1 exact or not
             for pattern in (first, "vo"):
                 plan = edge_plan(pattern=pattern)
-                attention, source_attention = draw(mha_pair(1, 1, 1, drop, plan=plan))
-                fc, source_fc = draw(fc_pair(1, 1, drop, high=0.0, plan=fc_edge))
-                targets.append(BlockWeights(attention, fc))
-                sources.append(BlockWeights(source_attention, source_fc))
+                target, source = block_pair(draw, 1, 1, 1, drop, attention_plan=plan, fc_high=0.0, fc_plan=fc_edge)
+                targets.append(target)
+                sources.append(source)
             return make_instance(
                 TransformerWeights(tuple(targets)),
                 TransformerWeights(tuple(sources)),
@@ -85,12 +81,12 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
         attention_plan = {**draw(mha_plan()), "min_size": MIN_ERROR, "visible": True}
         fc_plan_ = draw(fc_plan())
         for _ in range(B):
-            attention, source_attention = draw(
-                mha_pair(H, d, d, drop, high=0.05, plan=attention_plan)
+            target, source = block_pair(
+                draw, H, d, L, drop, attention_high=0.05, attention_plan=attention_plan,
+                fc_high=0.05, fc_plan=fc_plan_,
             )
-            fc, source_fc = draw(fc_pair(d, L, drop, high=0.05, plan=fc_plan_))
-            targets.append(BlockWeights(attention, fc))
-            sources.append(BlockWeights(source_attention, source_fc))
+            targets.append(target)
+            sources.append(source)
         return make_instance(
             TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X, mask, alpha
         )
@@ -107,10 +103,9 @@ def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool)
     alpha, X, mask = sequence_start(shape, rng, on_boundary=on_boundary)
     targets, sources = [], []
     for _ in range(shape["B"]):
-        attention, source_attention = mha_start(shape, rng, on_boundary=on_boundary)
-        fc, source_fc = fc_start(shape["d1"], shape["L"], rng, on_boundary=on_boundary)
-        targets.append(BlockWeights(attention, fc))
-        sources.append(BlockWeights(source_attention, source_fc))
+        target, source = block_start(shape, rng, on_boundary=on_boundary)
+        targets.append(target)
+        sources.append(source)
     instance = make_instance(TransformerWeights(tuple(targets)), TransformerWeights(tuple(sources)), X, mask, alpha)
     return far_source(instance, shape, rng) if on_boundary and rng.random() < FAR_SHARE else instance
 
