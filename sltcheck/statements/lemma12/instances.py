@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-from hypothesis import strategies as st
+from functools import partial
 
-from sltcheck.statements import Instance
 from sltcheck.statements.lemma12.lipschitz_instances import (
     FREE,
     lipschitz_instances,
@@ -16,18 +14,6 @@ from sltcheck.statements.lemma12.lipschitz_instances import (
 
 __all__ = ["FREE", "instances", "project", "shapes", "start"]
 
-
-def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
-    return lipschitz_instances(drop, block=False)
-
-
-def project(instance: Instance) -> Instance:
-    return project_lipschitz(instance)
-
-
-def shapes() -> list[dict[str, int]]:
-    return lipschitz_shapes(block=False)
-
-
-def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool) -> Instance:
-    return lipschitz_start(shape, rng, on_boundary=on_boundary)
+instances = partial(lipschitz_instances, block=False)
+shapes = partial(lipschitz_shapes, block=False)
+project, start = project_lipschitz, lipschitz_start

@@ -22,7 +22,7 @@ OVERSHOOT = {
 }
 
 
-def lipschitz_instances(drop: tuple[str, ...], *, block: bool) -> st.SearchStrategy[Instance]:
+def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.SearchStrategy[Instance]:
     def over(name: str) -> float:
         return OVERSHOOT[name] if name in drop else 1.0
 
