@@ -22,8 +22,10 @@ from sltcheck.statements.lemma7.instances import (
     eps_start,
     eps_values,
     nonzero,
+    project_spectral_target,
     source_start,
     sources,
+    spectral_targets,
 )
 
 FREE = ("W", "x", "W1", "W2")
@@ -55,10 +57,7 @@ def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
         d1, d2 = draw(st.integers(1, MAX_D)), draw(st.integers(1, MAX_D))
-        if "matrix-spectral" in drop:
-            W = draw(strategies.float_arrays((d2, d1), -2.0, 2.0))
-        else:
-            W = draw(strategies.unit_spectral_matrices(d2, d1).filter(nonzero))
+        W = draw(spectral_targets(d1, d2, drop))
         x = draw(inputs(d1, drop))
         if "input-norm-unit" in drop and draw(st.booleans()):
             x = 4.0 * x
@@ -73,17 +72,12 @@ def shapes() -> list[dict[str, int]]:
 
 
 def project(instance: Instance) -> Instance:
-    out = dict(instance)
-    for key in ("W1", "W2"):
-        out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
-    W = np.asarray(out["W"], dtype=np.float64)
-    if W.size and float(np.linalg.norm(W, 2)) > strategies.INSIDE:
-        W = strategies.scale_inside(W)
+    out = project_spectral_target(instance)
     x = np.asarray(out["x"], dtype=np.float64)
     norm = float(np.linalg.norm(x))
     if norm > strategies.INSIDE:
         x = x * (strategies.INSIDE / norm)
-    out["W"], out["x"] = W, x
+    out["x"] = x
     return out
 
 

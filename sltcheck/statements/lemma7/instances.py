@@ -13,6 +13,8 @@ matrix of spectral norm <= 1 (Lemma 4's targets, a subset of Lemma 7's); never a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -77,10 +79,20 @@ def nonzero(W: np.ndarray) -> bool:
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
+    return matrix_instances(targets, drop)
+
+
+def matrix_instances(
+    target_matrices: Callable[[int, int, tuple[str, ...]], st.SearchStrategy[np.ndarray]],
+    drop: tuple[str, ...],
+) -> st.SearchStrategy[Instance]:
+    """Instances {W, W1, W2, eps}: W from ``target_matrices(d1, d2, drop)``, d1 >= 2, sources of an
+    enumerable width (shared with Lemma 4, whose targets are spectral)."""
+
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
         d1, d2 = draw(st.integers(2, MAX_D)), draw(st.integers(1, MAX_D))
-        W = draw(targets(d1, d2, drop))
+        W = draw(target_matrices(d1, d2, drop))
         W1, W2 = draw(sources(d1, d2, enumerable_n_prime(d1, d2), MIN_N_PRIME))
         return {"W": W, "W1": W1, "W2": W2, "eps": draw(eps_values())}
 
@@ -91,6 +103,27 @@ def project(instance: Instance) -> Instance:
     out = dict(instance)
     for key in FREE:
         out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
+    return out
+
+
+def spectral_targets(d1: int, d2: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:
+    """Targets W (d2 x d1) of spectral norm <= 1, not zero (Lemmas 2 and 4); entries in [-2, 2]
+    with ``matrix-spectral`` dropped."""
+    if "matrix-spectral" in drop:
+        return strategies.float_arrays((d2, d1), -2.0, 2.0)
+    return strategies.unit_spectral_matrices(d2, d1).filter(nonzero)
+
+
+def project_spectral_target(instance: Instance) -> Instance:
+    """Sources W1, W2 clipped to [-1, 1] and a target W of spectral norm above INSIDE scaled to it
+    (the admissible set of Lemmas 2 and 4)."""
+    out = dict(instance)
+    for key in ("W1", "W2"):
+        out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
+    W = np.asarray(out["W"], dtype=np.float64)
+    if W.size and float(np.linalg.norm(W, 2)) > strategies.INSIDE:
+        W = strategies.scale_inside(W)
+    out["W"] = W
     return out
 
 
