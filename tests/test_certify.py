@@ -110,21 +110,31 @@ def first_row_ratio(family: Family, instance: dict[str, Any]) -> float:
         return float(abs(a - b)) / bound
 
 
-@pytest.mark.parametrize("key", FAMILY_KEYS)
-def test_family_point_ratio_matches_the_statement(key: str) -> None:
-    """Two code paths: the family's enclosure at a point vs sltcheck.certified on its instance."""
-    family = families()[key]
-    B = backend(BACKEND_NAMES[0])
-    rng = random.Random(7)
-    checked = 0
-    for _ in range(60):
-        if checked == 6:
+def visible_points(
+    B: Any, family: Any, rng: random.Random, tries: int, want: int = 6
+) -> list[tuple[list[float], float, int, dict[str, Any]]]:
+    """Up to ``want`` of ``tries`` random points of ``family`` whose point ratio is at least 1e-3,
+    each with that ratio (a lower end), its candidate and its instance."""
+    out: list[tuple[list[float], float, int, dict[str, Any]]] = []
+    for _ in range(tries):
+        if len(out) == want:
             break
         point = [rng.uniform(d.low, d.high) for d in family.dimensions]
         lower, choice = point_ratio(B, family, point)
         if lower == -math.inf or lower < 1e-3:
             continue
         instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        out.append((point, lower, choice, instance))
+    return out
+
+
+@pytest.mark.parametrize("key", FAMILY_KEYS)
+def test_family_point_ratio_matches_the_statement(key: str) -> None:
+    """Two code paths: the family's enclosure at a point vs sltcheck.certified on its instance."""
+    family = families()[key]
+    B = backend(BACKEND_NAMES[0])
+    points = visible_points(B, family, random.Random(7), tries=60)
+    for point, lower, choice, instance in points:
         result = certified.evaluate(family.statement, instance, family.variant)
         (m_lo, _), (_, b_hi) = ends(result["measured"]), ends(result["bound"])
         ratio = float(m_lo / b_hi)  # the max over every row: at least the family's row
@@ -138,8 +148,7 @@ def test_family_point_ratio_matches_the_statement(key: str) -> None:
         box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
                tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
         assert evaluate_box(B, family, box).upper >= row * (1 - 1e-9)
-        checked += 1
-    assert checked == 6
+    assert len(points) == 6
 
 
 SUBSET_SUM_KEYS = ["lemma2/targets-2x1-n4-source0/as-proven", "lemma2/targets-2x1-n4-source0/bound-quartered",
@@ -159,16 +168,8 @@ def test_subset_sum_family_encloses_the_statement(key: str) -> None:
     module = load(family.statement)
     bound = {m.name: m.bound for m in module.MUTANTS}.get(family.variant)
     B = backend(BACKEND_NAMES[0])
-    rng = random.Random(11)
-    checked = 0
-    for _ in range(80):
-        if checked == 6:
-            break
-        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
-        lower, choice = point_ratio(B, family, point)
-        if lower == -math.inf or lower < 1e-3:
-            continue
-        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+    points = visible_points(B, family, random.Random(11), tries=80)
+    for point, lower, choice, instance in points:
         assert not violations(family.statement, instance) and family.contains is not None
         assert family.contains(instance)
         ratio = evaluate(family.statement, family.variant, instance, dps=40, bound=bound).ratio
@@ -176,8 +177,7 @@ def test_subset_sum_family_encloses_the_statement(key: str) -> None:
         assert lower * (1 - 1e-9) <= ratio <= upper * (1 + 1e-9), (point, choice)
         box = (tuple(p - 1e-6 for p in point), tuple(p + 1e-6 for p in point))
         assert evaluate_box(B, family, box).upper >= ratio * (1 - 1e-9)
-        checked += 1
-    assert checked == 6
+    assert len(points) == 6
 
 
 def test_theorem9_family_point_ratio_is_below_the_statement() -> None:
@@ -382,35 +382,48 @@ def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
 # --- Theorem 11: an FC layer after Theorem 9's family ---------------------------------------------
 
 
-def test_theorem11_family_encloses_the_first_row_of_the_statement() -> None:
+# (family, the statement's forward in sltcheck.model.reference, rng seed, points)
+FIRST_ROW_CASES = [
+    ("theorem11/d1-T2-L1/as-proven", "block", 5, 8),
+    ("theorem14/B2-d1-T2-block1/as-proven", "transformer", 9, 6),
+    ("theorem14/B2-d1-T2-block1/lipschitz-one", "transformer", 9, 6),
+]
+
+
+@pytest.mark.parametrize(("key", "forward", "seed", "points"), FIRST_ROW_CASES)
+def test_chain_family_encloses_the_first_row_of_the_statement(key: str, forward: str, seed: int, points: int) -> None:
     """Two code paths: the family's row-1 enclosure at a point (and on a box around it) vs the
-    statement's own mpmath block (reference.block) and as-proven bound at 40 digits."""
+    statement's own mpmath forward (reference.block or reference.transformer) and bound at 40 digits."""
     import numpy as np
 
     from sltcheck.harness.runner import evaluate
     from sltcheck.model import reference
-    from sltcheck.statements import theorem11
+    from sltcheck.statements import load
 
-    family = families()["theorem11/d1-T2-L1/as-proven"]
+    family = families()[key]
+    module = load(family.statement)
+    mutants = {m.name: m.bound for m in module.MUTANTS}
+    bound = mutants[family.variant] if family.variant in mutants else module.VARIANTS[family.variant]
+    run_forward = getattr(reference, forward)
     B = backend(BACKEND_NAMES[0])
-    rng = random.Random(5)
-    for _ in range(8):
+    rng = random.Random(seed)
+    for _ in range(points):
         point = [rng.uniform(d.low, d.high) for d in family.dimensions]
         lower, choice = point_ratio(B, family, point)
         instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
         assert family.contains is not None and family.contains(instance)
         X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
         with mpmath.workdps(40):
-            gap = (reference.block(X, mask, theorem11.source_of(instance), 40)[0, 0]
-                   - reference.block(X, mask, theorem11.target_of(instance), 40)[0, 0])
-            row = float(abs(gap) / theorem11.VARIANTS["as-proven"](instance, 40))
+            gap = (run_forward(X, mask, module.source_of(instance), 40)[0, 0]
+                   - run_forward(X, mask, module.target_of(instance), 40)[0, 0])
+            row = float(abs(gap) / bound(instance, 40))
         upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
         assert lower * (1 - 1e-6) <= row <= upper * (1 + 1e-6), (point, choice)
         box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
                tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
         assert evaluate_box(B, family, box).upper >= row * (1 - 1e-6)
         # the statement's ratio is the max over both rows: at least the family's row
-        assert evaluate("theorem11", "as-proven", instance, dps=40).ratio >= row * (1 - 1e-9)
+        assert evaluate(family.statement, family.variant, instance, dps=40, bound=bound).ratio >= row * (1 - 1e-9)
 
 
 def test_theorem11_half_family_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
@@ -431,39 +444,6 @@ def test_theorem11_half_family_is_a_certified_counterexample_that_replays(tmp_pa
 
 
 # --- Theorem 14: two blocks, the errors in block 1 propagated through block 2 ----------------------
-
-
-@pytest.mark.parametrize("variant", ["as-proven", "lipschitz-one"])
-def test_theorem14_family_encloses_the_first_row_of_the_statement(variant: str) -> None:
-    """Two code paths: the family's mean-value enclosure of row 1 at a point (and on a box around it)
-    vs the statement's own mpmath transformer (reference.transformer) and bound at 40 digits."""
-    import numpy as np
-
-    from sltcheck.harness.runner import evaluate
-    from sltcheck.model import reference
-    from sltcheck.statements import theorem14
-
-    family = families()[f"theorem14/B2-d1-T2-block1/{variant}"]
-    mutants = {m.name: m.bound for m in theorem14.MUTANTS}
-    bound = mutants[variant] if variant in mutants else theorem14.VARIANTS[variant]
-    B = backend(BACKEND_NAMES[0])
-    rng = random.Random(9)
-    for _ in range(6):
-        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
-        lower, choice = point_ratio(B, family, point)
-        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
-        assert family.contains is not None and family.contains(instance)
-        X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
-        with mpmath.workdps(40):
-            gap = (reference.transformer(X, mask, theorem14.source_of(instance), 40)[0, 0]
-                   - reference.transformer(X, mask, theorem14.target_of(instance), 40)[0, 0])
-            row = float(abs(gap) / bound(instance, 40))
-        upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
-        assert lower * (1 - 1e-6) <= row <= upper * (1 + 1e-6), (point, choice)
-        box = (tuple(p - 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)),
-               tuple(p + 1e-9 * (d.high - d.low) for p, d in zip(point, family.dimensions, strict=True)))
-        assert evaluate_box(B, family, box).upper >= row * (1 - 1e-6)
-        assert evaluate("theorem14", variant, instance, dps=40, bound=bound).ratio >= row * (1 - 1e-9)
 
 
 def test_theorem14_lipschitz_one_family_is_a_certified_counterexample_that_replays(tmp_path: Path) -> None:
