@@ -8,6 +8,7 @@ import importlib
 import subprocess
 import sys
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from sltcheck.harness.search import (
     search_worst_case,
 )
 from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.statements.theorem9 import FLOAT64_FLOOR
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=60, polish_evaluations=20,
                gradient_climbs=2, gradient_climb_evaluations=60)
@@ -98,6 +100,48 @@ INTERIOR |= {"lemma5": _inside_softmax, "lemma8": _inside_softmax, "theorem9": _
 COMPARABLE |= {"lemma5": _eps_at_least(1e-9), "lemma8": _eps_at_least(1e-9), "theorem9": _chain_gap_visible}
 
 
+# Theorems 11 and 14 (a block, B blocks: the chains of Theorem 9, Lemma 13 and Theorem 10 terms).
+def _inside_blocks(instance: dict, rng: np.random.Generator, error: float = 0.02) -> None:
+    """Tokens and target weights scaled inside their limits and moved off the starts' patterns (no
+    ties between token norms or top singular values), every source (the FC pairs rebuilt in
+    Pensia's single-input form) its target plus errors of about ``error``."""
+
+    def moved(value: object, scale: float, size: float = 0.02) -> np.ndarray:
+        value = np.asarray(value)
+        return scale * value + size * rng.normal(size=value.shape)
+
+    instance["alpha"] = float(instance["alpha"]) * 1.3
+    instance["X"] = moved(instance["X"], 0.8)
+    for target, source in zip(("W_Q", "W_K", "W_V", "W_O"), ("S_Q", "S_K", "S_V", "S_O"), strict=True):
+        instance[target] = moved(instance[target], 0.7)
+        instance[source] = moved(instance[target], 1.0, error)
+    instance["fc_layers"] = tuple(moved(w, 0.7) for w in instance["fc_layers"])
+    pairs = []
+    for W in instance["fc_layers"]:
+        d = W.shape[1]
+        pairs += [np.vstack([np.eye(d), -np.eye(d)]), np.hstack([moved(W, 1.0, error), -moved(W, 1.0, error)])]
+    instance["S_fc_layers"] = tuple(pairs)
+
+
+def _gap_visible(statement: str):  # noqa: ANN202
+    """The outputs differ by more than 1e-3 of their size (a float64 difference through a block's
+    few hundred operations keeps 12 digits)."""
+
+    def visible(instance: dict) -> bool:
+        module = load(statement)
+        gap = float(module.measured(instance, None))
+        with np.errstate(all="ignore"):  # far-off sources overflow the bound (the ratio is 0): not comparable
+            finite = np.isfinite(float(module.VARIANTS[module.DEFAULT_VARIANT](instance, None)))
+        return finite and np.isfinite(gap) and gap > 1e-3 * module.noise_floor(instance, None) / FLOAT64_FLOOR
+
+    return visible
+
+
+# Theorem 14's as-proven bound grows like exp(4 beta_B Delta_B), beta_B up to 128 alpha: small errors.
+INTERIOR |= {"theorem11": _inside_blocks, "theorem14": partial(_inside_blocks, error=2e-3)}
+COMPARABLE |= {"theorem11": _gap_visible("theorem11"), "theorem14": _gap_visible("theorem14")}
+
+
 def _instances(statement: str, count: int, *, interior: bool) -> list[dict]:
     """Seeded starts over the first shapes, boundary and random; ``interior``: moved strictly
     inside every limit (the statement's ``INTERIOR`` row)."""
@@ -115,7 +159,7 @@ def _instances(statement: str, count: int, *, interior: bool) -> list[dict]:
 
 
 def test_every_differentiable_module_is_found() -> None:
-    assert {"lemma12", "lemma13", "lemma5", "lemma8", "theorem9"} <= set(DIFFERENTIABLE)
+    assert {"lemma12", "lemma13", "lemma5", "lemma8", "theorem9", "theorem11", "theorem14"} <= set(DIFFERENTIABLE)
     assert set(DIFFERENTIABLE) <= set(INTERIOR) & set(COMPARABLE)
 
 
@@ -200,7 +244,7 @@ def test_unknown_gradient_backend_is_a_clear_error() -> None:
 
 
 # The edge mutants and the closed-form power cases climb by autograd through their named torch twins.
-EDGE_MUTANTS = ["lemma5", "lemma8", "theorem9"]
+EDGE_MUTANTS = ["lemma5", "lemma8", "theorem9", "theorem11"]
 
 
 @pytest.mark.parametrize("statement", EDGE_MUTANTS)
@@ -272,3 +316,48 @@ def test_the_search_runs_without_torch() -> None:
     result = subprocess.run([sys.executable, "-c", WITHOUT_TORCH], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == [gradients.FINITE_DIFFERENCES, "False"]
+
+
+# Theorem 14 (issue 14e): its edge mutant sits below the best ratio known, not a supremum.
+def test_the_best_known_mutant_of_theorem14_is_the_numpy_one_and_climbs_by_autograd() -> None:
+    backend = _backend("theorem14", "mutant:best-known-0.9")
+    mutant = next(m for m in load("theorem14").MUTANTS if m.name == "best-known-0.9")
+    module = instance_module("theorem14")
+    compared = 0
+    for instance in _instances("theorem14", 24, interior=False) + _instances("theorem14", 6, interior=True):
+        if not COMPARABLE["theorem14"](instance):
+            continue
+        free = tuple(key for key in module.FREE if key in instance)
+        expected = float_ratio("theorem14", "mutant:best-known-0.9", instance, mutant.bound)
+        assert gradients.value(backend, "mutant:best-known-0.9", instance, free) == pytest.approx(expected, rel=1e-12)
+        compared += 1
+    assert compared >= 4
+    found = search_worst_case("theorem14", "mutant:best-known-0.9", bound=mutant.bound, profile=SMALL, seed=2)
+    assert found.gradients == gradients.AUTOGRAD
+    assert not violations("theorem14", found.instance)
+
+
+def test_far_sources_give_finite_ratios_or_nan_where_numpy_gives_zero() -> None:
+    """Theorem 14's far_source starts (source errors up to 1e40, outputs up to ~1e121): torch's
+    value and gradient are finite, or the value is nan (an overflow; the climb takes it as 0)
+    exactly where the numpy ratio is 0."""
+    from sltcheck.statements.theorem14 import instances as chain_instances
+
+    backend = _backend("theorem14", "as-proven")
+    rng = np.random.default_rng(0)
+    shapes = chain_instances.shapes()
+    finite = 0
+    for k in range(24):
+        shape = {**shapes[k % 12], "d2": shapes[k % 12]["d1"]}
+        instance = chain_instances.project(chain_instances.far_source(
+            chain_instances.start(shape, rng, on_boundary=True), shape, rng))
+        free = tuple(key for key in chain_instances.FREE if key in instance)
+        value, grad = gradients.value_and_gradient(backend, "as-proven", instance, free, _flatten(instance, free))
+        expected = float_ratio("theorem14", "as-proven", instance)
+        if not np.isfinite(value):
+            assert expected == 0
+            continue
+        finite += 1
+        assert np.all(np.isfinite(grad))
+        assert value == pytest.approx(expected, rel=1e-4)  # outputs ~1e121 apart by far less: cancellation
+    assert finite >= 12

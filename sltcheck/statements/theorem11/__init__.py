@@ -429,5 +429,6 @@ MUTANTS = [
 
 
 # Search power (sltcheck.harness.power): measured / the proved upper bound U_11, closed form
-# and attained on e_QK = 0 (sltcheck.statements.theorem11.worst_case).
-POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "L": 2}, "supremum": supremum_fraction(1.0)}]
+# and attained on e_QK = 0 (sltcheck.statements.theorem11.worst_case); its torch twin
+# (differentiable.py's "supremum") gives the climbs their gradients.
+POWER_CASES = [{"fixed": {"H": 2, "d1": 1, "L": 2}, "supremum": supremum_fraction(1.0), "differentiable": "supremum"}]
