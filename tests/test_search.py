@@ -9,7 +9,7 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import boundary, evaluate, power
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.harness.search import BUDGETS, Budget, certified_outcome, search_worst_case
+from sltcheck.harness.search import BUDGETS, Budget, certified_outcome, float_ratio, search_worst_case
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, load
 
@@ -118,3 +118,252 @@ def test_recorded_bracket_lower_ends_are_reproduced(statement: str, params: dict
     worst = importlib.import_module(f"sltcheck.statements.{statement}.worst_case")
     lower = worst.supremum(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1, **params)["lower"]
     assert lower == pytest.approx(load(statement).BRACKET_LOWER, rel=1e-12)
+
+
+# The dev search's best float64 point for Theorem 14 before it decided more than one (seed 0).
+MISJUDGED_BY_FLOAT64 = {
+    "alpha": {
+        "float": "0x1.0000000000000p+0",
+        "repr": "1.0"
+    },
+    "d1": 1,
+    "d2": 1,
+    "X": {
+        "shape": [
+            1,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.fffffffffffe0p-1"
+        ]
+    },
+    "mask": {
+        "shape": [
+            1,
+            1
+        ],
+        "dtype": "int8",
+        "int": [
+            1
+        ]
+    },
+    "B": 2,
+    "H": 1,
+    "W_Q": {
+        "shape": [
+            2,
+            1,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.fffffffffffe0p-1",
+            "0x1.fffffffffffe0p-1"
+        ]
+    },
+    "W_K": {
+        "shape": [
+            2,
+            1,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.fffffffffffe0p-1",
+            "-0x1.fffffffffffe0p-1"
+        ]
+    },
+    "W_V": {
+        "shape": [
+            2,
+            1,
+            2
+        ],
+        "dtype": "float64",
+        "hex": ["0x1.6a09e667c91b5p-1", "-0x1.6a09e6681e5b9p-1", "0x1.6a09e64b04c8ep-1", "-0x1.6a09e684e2addp-1"]
+    },
+    "W_O": {
+        "shape": [
+            2,
+            2,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.e9d956fd98842p-1",
+            "0x1.29f07d473681ep-2",
+            "-0x1.6a09e66c1dfc2p-1",
+            "0x1.6a09e663c97acp-1"
+        ]
+    },
+    "S_Q": {
+        "shape": [
+            2,
+            1,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.ff7ced91426a7p-1",
+            "0x1.fff2e48e8a6fep-1"
+        ]
+    },
+    "S_K": {
+        "shape": [
+            2,
+            1,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.fffffffffffe0p-1",
+            "-0x1.fffffffffffe0p-1"
+        ]
+    },
+    "S_V": {
+        "shape": [
+            2,
+            1,
+            2
+        ],
+        "dtype": "float64",
+        "hex": ["0x1.0624dd2f1a9fcp-10", "-0x1.ff7ced916870bp-1", "0x1.5af1d78b58c40p+66", "0x1.5af1d78b58c40p+66"]
+    },
+    "S_O": {
+        "shape": [
+            2,
+            2,
+            1
+        ],
+        "dtype": "float64",
+        "hex": [
+            "-0x1.4f7b49ec9d997p+1",
+            "0x1.4f7b49ec9d997p+1",
+            "-0x1.6a1701d969498p-1",
+            "0x1.6a1701d969498p-1"
+        ]
+    },
+    "fc_layers": {
+        "list": [
+            {
+                "shape": [
+                    1,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.fffffffffffe0p-1"]
+            },
+            {
+                "shape": [
+                    1,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.fffffffffffe0p-1"]
+            },
+            {
+                "shape": [
+                    1,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": [
+                    "-0x1.fffffffffffe0p-1"
+                ]
+            },
+            {
+                "shape": [
+                    1,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.fffffffffffe0p-1"]
+            }
+        ]
+    },
+    "S_fc_layers": {
+        "list": [
+            {
+                "shape": [
+                    2,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.0000000000000p+0", "-0x1.0000000000000p+0"]
+            },
+            {
+                "shape": [
+                    1,
+                    2
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.000010c6f79fbp+0", "-0x1.000010c6f79fbp+0"]
+            },
+            {
+                "shape": [
+                    2,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.0000000000000p+0", "-0x1.0000000000000p+0"]
+            },
+            {
+                "shape": [
+                    1,
+                    2
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.fff2e48e8a6fep-1", "-0x1.fff2e48e8a6fep-1"]
+            },
+            {
+                "shape": [
+                    2,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.0000000000000p+0", "-0x1.0000000000000p+0"]
+            },
+            {
+                "shape": [
+                    1,
+                    2
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.5af1d78b58c40p+66", "-0x1.5af1d78b58c40p+66"]
+            },
+            {
+                "shape": [
+                    2,
+                    1
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.0000000000000p+0", "-0x1.0000000000000p+0"]
+            },
+            {
+                "shape": [
+                    1,
+                    2
+                ],
+                "dtype": "float64",
+                "hex": ["0x1.5af1d78b58c40p+66", "0x1.5af1d78b58c40p+66"]
+            }
+        ]
+    }
+}
+
+
+def test_a_point_float64_misjudges_is_not_the_worst_case() -> None:
+    """Theorem 14 with source weights 1e20 off their targets, cancelling in pairs: float64 ranks the
+    point at ratio 29.6, mpmath decides 0.134. The dev search met such points first; it decides the
+    next best climbed points and keeps the largest ratio decided in mpmath."""
+    instance = decode_instance(MISJUDGED_BY_FLOAT64)
+    assert float_ratio("theorem14", "as-proven", instance) > 29
+    assert evaluate("theorem14", "as-proven", instance).ratio < 0.2
+
+
+@pytest.mark.slow
+def test_dev_search_is_not_led_astray_by_float64() -> None:
+    found = search_worst_case("theorem14", "as-proven", profile="dev", seed=0)
+    assert found.ratio >= power.REQUIRED * load("theorem14").BEST_KNOWN
+    assert abs(found.float_ratio - found.ratio) <= 1e-6 * found.ratio

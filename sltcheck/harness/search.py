@@ -159,8 +159,14 @@ class Budget:
         return self.climbs, self.climb_evaluations
 
 
-# Climbed points decided in mpmath, at most, when the best ones are ties at the noise floor.
-FLOOR_RETRIES = 5
+# Climbed points decided in mpmath, at most, when the best ones were misjudged in float64 (ties at
+# the noise floor, or digits lost to cancellation).
+FLOOR_RETRIES = 12
+
+# A float64 ratio within this relative distance of its mpmath value was judged right; farther off,
+# float64 lost the digits (e.g. source weights 1e20 off their targets, cancelling in pairs) and the
+# point ranked on a number that is not its ratio.
+FLOAT_AGREEMENT = 1e-6
 
 # With exact gradients, at most 1/GRADIENT_SPREAD of the climbs start from one shape.
 GRADIENT_SPREAD = 8
@@ -356,14 +362,21 @@ def search_worst_case(
         best_ratio, best = polished[1], polished[0]
     verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     # A float64 ratio can come from rounding noise (a bound exactly zero in mpmath, a measured
-    # side that is noise): such ties at the statement's noise floor are not worst cases, so the
-    # next best climbed points are decided instead.
+    # side that is noise) or from cancellation that float64 cannot resolve: such points are not
+    # worst cases, so the next best climbed points are decided instead, and the largest ratio
+    # decided in mpmath is kept.
+    decided = (verdict, best_ratio, best_index, best)
+    settled = verdict.violated or _judged_right(verdict, best_ratio)
     for ratio, index, point in sorted(climbed, key=_rank)[:FLOOR_RETRIES]:
-        if not verdict.at_floor:
+        if settled:
             break
-        if point is not best and admissible(point):
-            best_ratio, best_index, best = ratio, index, point
-            verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
+        if point is best or not admissible(point):
+            continue
+        candidate = evaluate(statement, variant, point, dps=dps, bound=bound)
+        if (candidate.violated, candidate.ratio) > (decided[0].violated, decided[0].ratio):
+            decided = (candidate, ratio, index, point)
+        settled = candidate.violated or _judged_right(candidate, ratio)
+    verdict, best_ratio, best_index, best = decided
     replay = certified = None
     if verdict.violated:
         replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)
@@ -371,6 +384,15 @@ def search_worst_case(
     return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
                      time.perf_counter() - began, len(scored), replay, certified, trail,
                      gradient_backends.backend_name(torch_side))
+
+
+def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
+    """Whether float64 ranked this point on its ratio: not a tie at the noise floor, and within
+    FLOAT_AGREEMENT of the mpmath ratio."""
+    if verdict.at_floor:
+        return False
+    exact = verdict.ratio
+    return math.isfinite(exact) and abs(float_ratio - exact) <= FLOAT_AGREEMENT * max(abs(exact), 1e-300)
 
 
 def _starts(module, shapes, budget, rng, fixed, ratio_of):  # noqa: ANN001, ANN202
