@@ -12,14 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sltcheck.harness.mutants import refute  # noqa: E402
-from sltcheck.harness.profiles import PROFILES, profile_settings  # noqa: E402
-from sltcheck.harness.runner import RECORDER, property_test  # noqa: E402
-from sltcheck.statements import STATEMENT_MODULES, load  # noqa: E402
+from sltcheck.harness.mutants import refute
+from sltcheck.harness.profiles import PROFILES, profile_settings
+from sltcheck.harness.runner import RECORDER, property_test
+from sltcheck.statements import STATEMENT_MODULES, load
 
 
 def main() -> int:

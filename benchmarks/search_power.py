@@ -25,17 +25,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hypothesis import seed as hypothesis_seed
 
-from hypothesis import seed as hypothesis_seed  # noqa: E402
-
-from sltcheck.harness import power  # noqa: E402
-from sltcheck.harness.profiles import PROFILES, profile_settings  # noqa: E402
-from sltcheck.harness.runner import Recorder, property_test  # noqa: E402
-from sltcheck.harness.search import local_search, search_worst_case  # noqa: E402
-from sltcheck.statements import STATEMENT_MODULES, load  # noqa: E402
+from sltcheck.harness import power
+from sltcheck.harness.profiles import PROFILES, profile_settings
+from sltcheck.harness.runner import Recorder, property_test
+from sltcheck.harness.search import local_search, search_worst_case
+from sltcheck.statements import STATEMENT_MODULES, load
 
 
 def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tuple[float, int, float]:  # noqa: ANN001
