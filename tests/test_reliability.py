@@ -142,29 +142,22 @@ def test_config_is_created_exclusively(tmp_path: Path) -> None:
 # --- 2. options validated before anything is written ---------------------------------------------
 
 
-@pytest.mark.parametrize("options, fragment", [
-    (["--solver", "foo"], "--solver must be one of"),
-    (["--init", "foo"], "--init must be one of"),
-    (["--sources", "0"], "--sources must be an integer from 1"),
-    (["--seed", "-1"], "--seed must be a non-negative integer"),
-])
-def test_bad_repro_options_fail_before_the_run_directory_exists(tmp_path: Path, options: list[str], fragment: str,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "run"
-    assert main(["repro", "fig4", *options, "--out", str(out), "--no-progress"]) == 2
-    assert fragment in error_line(capsys)
-    assert not out.exists()
+REPRO, CHECK = ["repro", "fig4", "--no-progress"], ["check", "--only", "lemma8"]
 
 
-@pytest.mark.parametrize("options, fragment", [
-    (["--workers", "0"], "--workers must be a positive integer, got 0"),
-    (["--seed", "-1"], "--seed must be a non-negative integer"),
-    (["--dps", "5"], "--dps must be from 15 to"),
+@pytest.mark.parametrize("command, options, fragment", [
+    (REPRO, ["--solver", "foo"], "--solver must be one of"),
+    (REPRO, ["--init", "foo"], "--init must be one of"),
+    (REPRO, ["--sources", "0"], "--sources must be an integer from 1"),
+    (REPRO, ["--seed", "-1"], "--seed must be a non-negative integer"),
+    (CHECK, ["--workers", "0"], "--workers must be a positive integer, got 0"),
+    (CHECK, ["--seed", "-1"], "--seed must be a non-negative integer"),
+    (CHECK, ["--dps", "5"], "--dps must be from 15 to"),
 ])
-def test_bad_check_options_fail_before_the_run_directory_exists(tmp_path: Path, options: list[str], fragment: str,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_options_fail_before_the_run_directory_exists(tmp_path: Path, command: list[str], options: list[str],
+                                                          fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    assert main(["check", "--only", "lemma8", *options, "--out", str(out)]) == 2
+    assert main([*command, *options, "--out", str(out)]) == 2
     assert fragment in error_line(capsys)
     assert not out.exists()
 

@@ -40,4 +40,15 @@ def tensor(value: object) -> torch.Tensor:
     return torch.as_tensor(value, dtype=torch.float64)
 
 
-__all__ = ["into_unit_ball", "shrink_rows", "spectral_norm", "tensor"]
+
+
+def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
+    """F(u) = W_L ReLU(... ReLU(W_1 u)) on row-stored u."""
+    for index, W in enumerate(layers):
+        u = u @ W.T
+        if index < len(layers) - 1:
+            u = torch.relu(u)
+    return u
+
+
+__all__ = ["feedforward", "into_unit_ball", "shrink_rows", "spectral_norm", "tensor"]

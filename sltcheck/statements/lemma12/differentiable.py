@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
-from sltcheck.harness.differentiable import into_unit_ball, shrink_rows
+from sltcheck.harness.differentiable import feedforward, into_unit_ball, shrink_rows
 from sltcheck.harness.differentiable import spectral_norm as spectral_norm  # re-exported (it lived here)
 from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
@@ -75,15 +75,6 @@ def attention(fields: Fields, X: torch.Tensor) -> torch.Tensor:
     logits = (X @ W_Q) @ (X @ W_K).transpose(-1, -2) / math.sqrt(W_Q.shape[2])
     p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
     return (p @ X @ W_V @ W_O).sum(dim=-3)
-
-
-def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
-    """F_T(u) = W_L ReLU(... ReLU(W_1 u)) on row-stored u."""
-    for index, W in enumerate(layers):
-        u = u @ W.T
-        if index < len(layers) - 1:
-            u = torch.relu(u)
-    return u
 
 
 def block(fields: Fields, X: torch.Tensor) -> torch.Tensor:

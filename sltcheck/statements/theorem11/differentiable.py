@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
-from sltcheck.harness.differentiable import into_unit_ball, shrink_rows, spectral_norm
+from sltcheck.harness.differentiable import feedforward, into_unit_ball, shrink_rows, spectral_norm
 from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
 
@@ -98,15 +98,6 @@ def attention(X: torch.Tensor, attends: torch.Tensor, Q: torch.Tensor, K: torch.
     logits = (X @ Q) @ (X @ K).transpose(-1, -2) / math.sqrt(Q.shape[-1])  # (H, T, T)
     p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
     return (p @ X @ V @ O).sum(dim=0)
-
-
-def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
-    """F(u) = W_L ReLU(... ReLU(W_1 u)) on row-stored u."""
-    for index, W in enumerate(layers):
-        u = u @ W.T
-        if index < len(layers) - 1:
-            u = torch.relu(u)
-    return u
 
 
 def block(X: torch.Tensor, attends: torch.Tensor, weights: tuple[torch.Tensor, ...],
