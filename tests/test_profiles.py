@@ -109,3 +109,47 @@ def test_the_floor_follows_a_propertys_own_settings(pytester: pytest.Pytester) -
     result = pytester.runpytest_subprocess(*PLUGIN, "--hypothesis-profile", "ci", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*valid examples (floor 160 of max_examples 200)*"])
+
+
+VARIANTS_PROPERTY = '''
+from hypothesis import given
+from sltcheck.harness import check_variants, instances
+
+
+@given(instances("lemma5"))
+def test_every_variant(instance):
+    check_variants("lemma5", ["as-stated", "via-lemma8"], instance)
+'''
+
+
+def test_a_property_over_several_variants_counts_its_examples_once(pytester: pytest.Pytester) -> None:
+    """Each variant records every example; the plugin reports the property's 50, not 100."""
+    pytester.makepyfile(test_every_variant=VARIANTS_PROPERTY)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--hypothesis-profile", "ci", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*    50 * (>= 40)*test_every_variant*"])
+
+
+def test_check_variants_decides_each_variant_and_fails_on_the_false_one() -> None:
+    """Lemma 13's pinned counterexample: as-proven holds (ratio 0.51), as-stated is violated; both
+    are recorded with the same measured side, and the failure names the variant."""
+    from hypothesis import HealthCheck, Phase
+
+    from sltcheck.harness import Recorder, check_variants, decode_instance, evaluate
+    from sltcheck.statements.lemma13 import COUNTEREXAMPLES
+
+    instance = decode_instance(COUNTEREXAMPLES["as-stated"])
+    recorder = Recorder()
+
+    @settings(max_examples=1, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(st.just(instance))
+    def once(drawn: dict) -> None:
+        check_variants("lemma13", ["as-proven", "as-stated"], drawn, recorder=recorder)
+
+    with pytest.raises(AssertionError, match=r"lemma13 \(as-stated\) violated"):
+        once()
+    proven, stated = recorder.records[("lemma13", "as-proven")], recorder.records[("lemma13", "as-stated")]
+    assert proven.worst_verdict is not None and not proven.worst_verdict.violated
+    assert stated.worst_verdict is not None and stated.worst_verdict.violated
+    assert proven.worst_verdict.measured == stated.worst_verdict.measured
+    assert stated.worst_ratio == evaluate("lemma13", "as-stated", instance).ratio

@@ -12,6 +12,11 @@ API (everything a property file or the CLI needs)::
         note(instance, exactly, on the reported example) -> record -> raises
         AssertionError when the bound is violated (undecided: recorded, not failed).
 
+    check_variants(statement: str, variants: Iterable[str], instance: Instance, *,
+                   dps=PROPERTY_DPS, recorder=RECORDER) -> dict[str, Verdict]
+        check_property for each variant on one instance, the measured side evaluated
+        once; each variant targeted and recorded on its own; the first violated raises.
+
     property_test(statement, variant, *, bound=None, drop=(), settings=None,
                   examples=(), dps=PROPERTY_DPS, recorder=RECORDER,
                   on_failure=None) -> Callable[[], None]
@@ -73,6 +78,7 @@ from sltcheck.harness.runner import (
     Record,
     Recorder,
     check_property,
+    check_variants,
     evaluate,
     property_test,
 )
@@ -121,6 +127,7 @@ __all__ = [
     "Record",
     "Recorder",
     "check_property",
+    "check_variants",
     "decode_instance",
     "deciding_rows",
     "dumps",

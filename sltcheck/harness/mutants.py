@@ -60,8 +60,9 @@ def refute(
     """Search for an instance on which ``mutant`` is violated; simplify it.
 
     Deterministic passes under ``settings``: generation alone (diverse
-    examples, shrunk by Hypothesis where :func:`shrinks` says so); then, for a mutant that keeps every
-    assumption (a bound made too small), the worst-case search of
+    examples, shrunk by Hypothesis where :func:`shrinks` says so; at most
+    :data:`GENERATION_BEFORE_SEARCH` of them for a mutant that keeps every
+    assumption); then, for a mutant that keeps every assumption (a bound made too small), the worst-case search of
     :mod:`sltcheck.harness.search` at ``profile``'s budget (edge mutants, a few
     percent under a supremum, need it; its counterexample is the search's best
     point, not shrunk); then generation with Hypothesis's target hill-climbing,
@@ -75,7 +76,12 @@ def refute(
 def _search(statement: str, mutant: Mutant, settings: Settings | None, dps: int, profile: str) -> Refutation:
     base = settings if settings is not None else Settings()
     shrink = (Phase.shrink,) if shrinks(profile) else ()
-    first = _refute(statement, mutant, Settings(base, phases=(Phase.explicit, Phase.generate, *shrink)), dps)
+    # A mutant that keeps every assumption is refuted near its supremum, where the search
+    # goes and generation rarely does: generation before the search is capped, so a deep
+    # profile does not spend its 10,000 examples in mpmath before the search runs.
+    first_budget = base.max_examples if mutant.drop else min(base.max_examples, GENERATION_BEFORE_SEARCH)
+    first = _refute(statement, mutant, Settings(base, max_examples=first_budget,
+                                                phases=(Phase.explicit, Phase.generate, *shrink)), dps)
     if first.refuted:
         return first
     if not mutant.drop:
@@ -96,6 +102,9 @@ def _search(statement: str, mutant: Mutant, settings: Settings | None, dps: int,
 
 # Examples in the third pass, for mutants the profile's budget did not refute.
 LONGER_SEARCH = 400
+# Examples generated before the worst-case search for a mutant that keeps every assumption
+# (the dev profile's budget: ci and dev run as before; deep reaches the search sooner).
+GENERATION_BEFORE_SEARCH = 300
 
 
 def shrinks(profile: str) -> bool:

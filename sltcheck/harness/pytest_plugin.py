@@ -32,10 +32,20 @@ settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile 
 _ROWS: list[tuple[str, dict[str, int]]] = []
 
 
-def _totals() -> dict[str, int]:
-    records = RECORDER.records.values()
-    return {"valid": sum(r.examples for r in records), "undecided": sum(r.undecided for r in records),
-            "filtered": sum(r.filtered for r in records)}
+def _counts() -> dict[tuple[str, str], tuple[int, int, int]]:
+    return {key: (r.examples, r.undecided, r.filtered) for key, r in RECORDER.records.items()}
+
+
+def _examined(before: dict[tuple[str, str], tuple[int, int, int]]) -> dict[str, int]:
+    """What one test added, per variant it checked; a property over several variants
+    (``check_variants``) counts as its least-examined one (the floor holds for each)."""
+    added = [tuple(now - was for now, was in zip(counts, before.get(key, (0, 0, 0)), strict=True))
+             for key, counts in _counts().items()]
+    added = [row for row in added if any(row)]
+    if not added:
+        return {"valid": 0, "undecided": 0, "filtered": 0}
+    return {"valid": min(row[0] for row in added), "undecided": max(row[1] for row in added),
+            "filtered": max(row[2] for row in added)}
 
 
 def _effective_settings(item: pytest.Item) -> settings:
@@ -52,9 +62,9 @@ def _effective_settings(item: pytest.Item) -> settings:
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if not getattr(getattr(item, "obj", None), "is_hypothesis_test", False):  # not an @given test
         return (yield)
-    before = _totals()
+    before = _counts()
     result = yield
-    counts = {key: value - before[key] for key, value in _totals().items()}
+    counts = _examined(before)
     if not any(counts.values()):  # not a property (no check_property call)
         return result
     max_examples = _effective_settings(item).max_examples

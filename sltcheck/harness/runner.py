@@ -131,18 +131,63 @@ def check_property(
     violated at ``dps`` digits (undecided outcomes are recorded, not failed).
     ``bound`` replaces the variant's right-hand side (mutants).
     """
-    if violations(statement, instance, skip=skip):
-        if recorder is not None:
-            recorder.record(statement, variant).filtered += 1
-        assume(False)
+    _assume_admissible(statement, (variant,), instance, skip, recorder)
     start = time.perf_counter()
     verdict = evaluate(statement, variant, instance, dps=dps, bound=bound)
-    elapsed = time.perf_counter() - start
+    return _judge(statement, variant, instance, verdict, time.perf_counter() - start, dps, recorder)
+
+
+def check_variants(
+    statement: str,
+    variants: Iterable[str],
+    instance: Instance,
+    *,
+    dps: int = PROPERTY_DPS,
+    recorder: Recorder | None = RECORDER,
+) -> dict[str, Verdict]:
+    """The body of a property over several variants of one statement: :func:`check_property`
+    for each, on one drawn instance with one measured side.
+
+    Each variant is decided, targeted (its own ``target`` label) and recorded as if it ran
+    alone; the first violated variant raises. Drawing an instance costs more than deciding
+    it (Hypothesis makes hundreds of choices per instance), so a statement with six variants
+    that hold runs one property, not six.
+    """
+    variants = tuple(variants)
+    _assume_admissible(statement, variants, instance, (), recorder)
+    module = load(statement)
+    start = time.perf_counter()
+    lhs = module.measured(instance, dps)
+    floor = module.noise_floor(instance, dps) if hasattr(module, "noise_floor") else 0
+    shared = time.perf_counter() - start
+    verdicts: dict[str, Verdict] = {}
+    for variant in variants:
+        start = time.perf_counter()
+        verdict = decide(lhs, module.VARIANTS[variant](instance, dps), dps, floor)
+        seconds = shared + time.perf_counter() - start
+        verdicts[variant] = _judge(statement, variant, instance, verdict, seconds, dps, recorder)
+    return verdicts
+
+
+def _assume_admissible(
+    statement: str, variants: tuple[str, ...], instance: Instance, skip: Iterable[str], recorder: Recorder | None
+) -> None:
+    if violations(statement, instance, skip=skip):
+        if recorder is not None:
+            for variant in variants:
+                recorder.record(statement, variant).filtered += 1
+        assume(False)
+
+
+def _judge(
+    statement: str, variant: str, instance: Instance, verdict: Verdict, seconds: float, dps: int,
+    recorder: Recorder | None,
+) -> Verdict:
     ratio = verdict.ratio
     target(ratio if np.isfinite(ratio) else 1e300, label=f"{statement}:{variant}")
     _note(instance)
     if recorder is not None:
-        recorder.record(statement, variant).add(verdict, instance, elapsed)
+        recorder.record(statement, variant).add(verdict, instance, seconds)
         if recorder.on_example is not None:
             recorder.on_example()
     if verdict.violated:
@@ -200,6 +245,7 @@ __all__ = [
     "Record",
     "Recorder",
     "check_property",
+    "check_variants",
     "evaluate",
     "property_test",
 ]
