@@ -1,6 +1,7 @@
 """Lemma 13 (appendix A.5): the target block is Lipschitz in its input.
 
-One property per variant: every instance the strategy draws must satisfy measured <= bound.
+One property per variant: every instance the strategy draws must satisfy measured <= bound (one
+holds, one is an expected failure, so they stay apart).
 The statement as printed (``as-stated``, without the factor 2 its proof ends with) is
 false: its property is an expected failure, with the counterexample the worst-case search
 found pinned by @example, with the largest one known (ratio 1.0402 at T = 5, found by

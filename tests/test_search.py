@@ -9,7 +9,14 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import boundary, evaluate, power
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.harness.search import BUDGETS, Budget, certified_outcome, float_ratio, search_worst_case
+from sltcheck.harness.search import (
+    BUDGETS,
+    Budget,
+    certified_outcome,
+    float_ratio,
+    planned_evaluations,
+    search_worst_case,
+)
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, load
 
@@ -100,6 +107,14 @@ def test_budgets_grow_with_the_profile() -> None:
     for field in ("shapes", "starts", "climbs", "climb_evaluations", "polish_evaluations", "gradient_climbs",
                   "gradient_climb_evaluations"):
         assert getattr(ci, field) <= getattr(dev, field) <= getattr(deep, field)
+
+
+def test_planned_evaluations_follow_the_gradient_backend() -> None:
+    """The progress bar's total: an autograd search climbs fewer times (AUTOGRAD_COST), a
+    finite-difference one plans as before."""
+    pytest.importorskip("torch")
+    assert planned_evaluations("theorem11", "ci", "as-proven") < planned_evaluations("theorem11", "ci")
+    assert planned_evaluations("lemma2", "ci", "as-proven") == planned_evaluations("lemma2", "ci")
 
 
 def test_unknown_profile_is_a_clear_error() -> None:

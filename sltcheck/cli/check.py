@@ -313,13 +313,13 @@ def _check_statement(
     if not variants and not mutants:
         return
     examples = PROFILES[args.profile]
-    search = 0 if args.no_search else planned_evaluations(name, args.profile)
-    progress = StatementProgress(name, [examples + search] * len(variants) + [examples] * len(mutants),
+    search = {v: 0 if args.no_search else planned_evaluations(name, args.profile, v) for v in variants}
+    progress = StatementProgress(name, [examples + search[v] for v in variants] + [examples] * len(mutants),
                                  enabled=getattr(args, "verbosity", 0) >= 0)
     RECORDER.on_example = progress.tick
     try:
         for variant in variants:
-            progress.task(variant, examples + search)
+            progress.task(variant, examples + search[variant])
             state["findings"].append(_check_variant(name, variant, module.DEFAULT_VARIANT, settings, args,
                                                     progress.tick))
             finish(f"{name}/{variant}")

@@ -215,13 +215,17 @@ def budget_for(profile: str | Budget) -> Budget:
     return BUDGETS[profile]
 
 
-def planned_evaluations(statement: str, profile: str | Budget = "ci", exact: bool = False) -> int:
-    """About how many float64 evaluations one search of ``statement`` makes at ``profile``'s budget
-    (starts, climbs, hops and polish at their caps; finite-difference rounds can overshoot a cap;
-    ``exact``: with autograd gradients): the total of a progress bar, never a limit."""
+def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: str | None = None) -> int:
+    """About how many float64 evaluations one search of ``statement`` (``variant``: climbing by
+    autograd where its differentiable module covers it, with that module's ``AUTOGRAD_COST``)
+    makes at ``profile``'s budget (starts, climbs, hops and polish at their caps;
+    finite-difference rounds can overshoot a cap): the total of a progress bar, never a limit."""
     module = instance_module(statement)
     budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
-    climbs, evaluations = budget.climbing(exact)
+    torch_side = gradient_backends.differentiable(statement, variant) if variant and budget.gradient_climbs else None
+    if torch_side is not None:
+        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
+    climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
     shapes = min(budget.shapes, len(list(module.shapes())))
     return (shapes * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
