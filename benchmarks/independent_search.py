@@ -1,7 +1,8 @@
 """An independent red-team search for violations, written from the paper's assumptions.
 
     .venv/bin/python benchmarks/independent_search.py [--only NAME ...] [--seed 0]
-        [--evaluations 1500] [--seconds 240] [--out independent.json] [--compare findings.json]
+        [--evaluations 1500] [--seconds 240] [--where d1=2 H=2] [--out independent.json]
+        [--compare findings.json]
     .venv/bin/python benchmarks/independent_search.py --replay independent.json   # 100 digits; exit 1 if violated
 
 It shares no code with sltcheck's own worst-case search (``sltcheck/harness/search.py``,
@@ -386,12 +387,13 @@ def ordered_variants(module: Any) -> list[str]:
 
 def search_statement(statement: str, *, seed: int, evaluations: int, seconds: float,
                      variants: list[str] | None = None, max_shapes: int | None = None,
-                     progress: bool = True) -> dict[str, Any]:
+                     where: dict[str, int] | None = None, progress: bool = True) -> dict[str, Any]:
     """Every variant of ``statement`` (as-stated first): the best ratio found over its shapes
-    (the first ``max_shapes`` of them, smallest first), decided at 60 digits."""
+    (those matching ``where``; the first ``max_shapes`` of them, smallest first), decided at 60 digits."""
     module = load(statement)
     family = FAMILIES[statement]
-    all_shapes = shapes(statement, seed)[:max_shapes]
+    all_shapes = [s for s in shapes(statement, seed) if all(s.get(k, v) == v for k, v in (where or {}).items())]
+    all_shapes = all_shapes[:max_shapes]
     names = [v for v in ordered_variants(module) if variants is None or v in variants]
     if not names:
         raise ValueError(f"variants must name some of {statement}'s {sorted(module.VARIANTS)}, got {variants}")
@@ -471,6 +473,18 @@ def replay(path: str, dps: int = 100) -> int:
     return 1 if violated else 0
 
 
+def parse_where(pairs: list[str]) -> dict[str, int]:
+    dims = sorted({name for family in FAMILIES.values() for name in family.dims})
+    out = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in dims or not value.isdigit():
+            raise ValueError(f"--where takes DIM=VALUE with DIM one of {', '.join(dims)} and VALUE an integer, "
+                             f"got {pair!r}")
+        out[name] = int(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=STATEMENTS, default=list(STATEMENTS))
@@ -479,6 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evaluations", type=int, default=1500, help="float64 evaluations per shape and variant")
     parser.add_argument("--seconds", type=float, default=240.0, help="wall-time cap per statement")
     parser.add_argument("--shapes", type=int, help="only the first N shapes of each statement (smallest first)")
+    parser.add_argument("--where", nargs="+", default=[], metavar="DIM=VALUE",
+                        help="only the shapes with these dimensions, e.g. --where d1=2 H=2 (a statement without DIM "
+                             "keeps its shapes)")
     parser.add_argument("--out", default="independent_search.json")
     parser.add_argument("--compare", help="a findings.json of `sltcheck check`: its worst ratios beside ours")
     parser.add_argument("--replay", metavar="OUTPUT", help="re-decide its instances at 100 digits")
@@ -489,15 +506,16 @@ def main(argv: list[str] | None = None) -> int:
                         ("--shapes", args.shapes or 1)):
         if value <= 0:
             raise ValueError(f"{name} must be positive, got {value}")
+    where = parse_where(args.where)
     theirs = sltcheck_worst(args.compare)
     statements: list[dict[str, Any]] = []
     payload = {"schema_version": SCHEMA_VERSION, "kind": "independent-search", "seed": args.seed,
                "evaluations_per_shape": args.evaluations, "seconds_per_statement": args.seconds,
-               "max_shapes": args.shapes, "decided_at_dps": DECIDE_DPS, "partial": True,
+               "max_shapes": args.shapes, "where": where, "decided_at_dps": DECIDE_DPS, "partial": True,
                "statements": statements}
     for name in args.only:  # each finished statement is written at once (an interrupted run keeps them)
         record = search_statement(name, seed=args.seed, evaluations=args.evaluations, seconds=args.seconds,
-                                  variants=args.variants, max_shapes=args.shapes)
+                                  variants=args.variants, max_shapes=args.shapes, where=where)
         for entry in record["variants"]:
             entry["sltcheck_worst_ratio"] = theirs.get((entry["statement"], entry["variant"]))
         statements.append(record)

@@ -97,3 +97,12 @@ def test_an_output_replays_at_100_digits(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     assert script.main(["--only", "lemma8", "--shapes", "1", "--evaluations", "60", "--out", str(out)]) == 0
     assert script.main(["--replay", str(out)]) == 0  # Lemma 8 holds: nothing violated
+
+
+def test_where_selects_the_shapes_and_rejects_unknown_dimensions() -> None:
+    script = load_script()
+    assert script.parse_where(["d1=2", "H=2"]) == {"d1": 2, "H": 2}
+    with pytest.raises(ValueError, match="--where takes DIM=VALUE"):
+        script.parse_where(["width=2"])
+    with pytest.raises(ValueError, match="got 'H=two'"):
+        script.parse_where(["H=two"])
