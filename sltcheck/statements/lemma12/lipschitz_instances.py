@@ -14,6 +14,11 @@ BLOCK_FREE = (*FREE, "fc_layers")
 SHAPES = {"d1": (1, 2), "d2": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
 BLOCK_SHAPES = {**SHAPES, "L": (1, 2)}
 EPS_HIGH = 0.5
+# Longest drawn sequence. Neither bound depends on T (the worst cases known sit at T <= 6), and
+# where the two outputs agree to rounding every row goes to mpmath at T^2 H exponentials: a
+# T = 256 instance then costs ~30 s, and Hypothesis's target phase, climbing one, held a deep
+# run on Lemma 13 for over 15 minutes. At 64 such an instance costs 16 times less.
+LONGEST_SEQUENCE = 64
 OVERSHOOT = {
     "token-norm": 4.0,
     "target-spectral": 4.0,
@@ -28,7 +33,7 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
 
     @st.composite
     def draw(draw: st.DrawFn) -> Instance:
-        T = draw(S.sequence_lengths())
+        T = draw(S.sequence_lengths(LONGEST_SEQUENCE))
         d1 = draw(S.dimensions())
         d2 = d1 if block else draw(S.dimensions())
         H = draw(st.integers(1, 3) | st.integers(1, 8))
