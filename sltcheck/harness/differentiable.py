@@ -44,7 +44,7 @@ def tensor(value: object) -> torch.Tensor:
 
 
 
-def log_multiplicity(fields: dict) -> torch.Tensor | None:  # type: ignore[type-arg]
+def log_multiplicity(fields: dict[str, object]) -> torch.Tensor | None:
     """log n_k of the tokens' multiplicities where the fields carry them (the search's weighted
     instances, :mod:`sltcheck.harness.sequence`), else None (every token once)."""
     value = fields.get("multiplicity")

@@ -110,7 +110,8 @@ def attention(X: torch.Tensor, attends: torch.Tensor, Q: torch.Tensor, K: torch.
 
 def block(X: torch.Tensor, attends: torch.Tensor, weights: tuple[torch.Tensor, ...],
           layers: tuple[torch.Tensor, ...], log_counts: torch.Tensor | None = None) -> torch.Tensor:
-    z = attention(X, attends, *weights, log_counts) + X
+    Q, K, V, O = weights  # noqa: E741
+    z = attention(X, attends, Q, K, V, O, log_counts) + X
     return feedforward(layers, z) + z
 
 

@@ -76,8 +76,10 @@ def attention(X: torch.Tensor, attends: torch.Tensor, W_Q: torch.Tensor, W_K: to
 def measured(fields: Fields) -> torch.Tensor:
     attends = torch.as_tensor(fields["mask"]).to(torch.bool)
     counts = log_multiplicity(fields)
-    target = attention(fields["X"], attends, *(fields[k] for k in TARGET), counts)
-    source = attention(fields["X"], attends, *(fields[k] for k in SOURCE), counts)
+    W_Q, W_K, W_V, W_O = (fields[k] for k in TARGET)
+    S_Q, S_K, S_V, S_O = (fields[k] for k in SOURCE)
+    target = attention(fields["X"], attends, W_Q, W_K, W_V, W_O, counts)
+    source = attention(fields["X"], attends, S_Q, S_K, S_V, S_O, counts)
     return torch.linalg.vector_norm(source - target, dim=-1).max()
 
 
