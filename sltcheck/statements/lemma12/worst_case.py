@@ -86,8 +86,9 @@ dimension d = min(d1, 2) with d_K in {1, 2} and T in {2, 3} tokens, every point 
 assumptions (weights into the spectral unit ball, tokens into the alpha-ball, X' = P(X + D) with
 ||D_k|| <= eps_max: the projection is nonexpansive, so ||x'_k - x_k|| <= eps_max), started from random
 points and from the construction below, then embedded in d1, d2 dimensions with zeros (which changes
-nothing) and its value recomputed in mpmath; at the slack table's parameters ``WITNESS`` (the harness search's
-best, one token value among 64: its structured shapes go where T <= 3 cannot) lies 5% above it. Construction (first order in eps_max): d_K = 2, W_Q = I,
+nothing) and its value recomputed in mpmath; at the slack table's parameters ``WITNESS`` (the harness
+search's best, one token value among 64: its structured shapes go where T <= 3 cannot) lies 5% above it.
+Construction (first order in eps_max): d_K = 2, W_Q = I,
 W_K = the swap of e_1, e_2 (so W = swap / sqrt 2, symmetric, e_1^T W e_1 = 0), tokens x_1 = alpha e_1,
 x_2 = -alpha e_1 (row 1 attends to both with p = (1/2, 1/2)), shifts +eps_max e_2 and -eps_max e_2: each
 logit moves by +-2 alpha eps_max / sqrt 2, and ||(p - p') X|| = sqrt 2 alpha^2 eps_max + O(eps_max^2). The
