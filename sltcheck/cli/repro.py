@@ -94,8 +94,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
     parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
-                        help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
-    parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
+                        help="paper: Xavier sources, targets kept (B.1); theory: Section 3.1 sources, targets "
+                             "rescaled; both with the exact subset-sum solver (--solver gurobi for B.1's Gurobi)")
+    parser.add_argument("--solver", default=None,
+                        help="override the mode's subset-sum solver (default exact; gurobi as in B.1)")
     parser.add_argument("--init", default=None, help="override the mode's source initialisation")
     parser.add_argument("--sources", type=int, default=None, help="random sources per point")
     parser.add_argument("--seed", type=int, default=None)
