@@ -32,7 +32,8 @@ from sltcheck.repro.store import RunDirectory
 from sltcheck.rundir import DirectoryLock
 from sltcheck.schema import SCHEMA_VERSION, load, validate, without_timing
 
-README_START_UNIFORM, README_END_UNIFORM = "<!-- sltcheck bench solvers: start -->", "<!-- sltcheck bench solvers: end -->"
+README_START_UNIFORM = "<!-- sltcheck bench solvers: start -->"
+README_END_UNIFORM = "<!-- sltcheck bench solvers: end -->"
 # A check run of a few seconds: two statements, no search, no mutants.
 QUICK_CHECK = ["check", "--only", "lemma8", "lemma5", "--profile", "ci", "--no-search", "--no-mutants"]
 
