@@ -65,6 +65,7 @@ SEEK_LISTS = 1 << 16  # below this estimated list length the complete search is 
 SEEK_FREE_MIN = 32  # the seek tries 32, 36, ... free items: the fewest that are likely enough
 SEEK_MARGIN = 1e-3  # ... where the estimated nearest sum of all their subsets is below this fraction of the stop
 SLICED_MAX = 56  # the complete search may be the sliced search up to this many items that qualify ...
+SLICED_SLICE_SIZE = 1 << 18  # left sums per slice there: ~50 MB at most with the pairs of a slice
 SLICED_SHORTER = 3  # ... unless the bound shortens each list below 2^(m/2 - 3) sums: then branch and bound
 SEEK_SLICE_SIZE = 1 << 16  # left sums per slice of the seek at most
 SEEK_SLICES = 8  # slices the seek may examine before the complete search takes over
@@ -175,10 +176,11 @@ class BoundedSearch:
         return self.accept([self.flips[i] for i in near if self.float_errors[i] <= self.stop])
 
     def _greedy(self) -> None:
-        """Largest first, flip when it brings the sum closer to t: a first upper bound."""
+        """Largest first, flip an item where it still fits (a flip only adds, so an overshoot could
+        never be undone): a first upper bound."""
         residual, code = self.t, 0
         for k, value in zip(self.order.tolist(), self.sorted.tolist(), strict=True):
-            if abs(residual - value) < abs(residual):
+            if value <= residual:
                 residual -= value
                 code |= 1 << k
         self._offer([code], np.array([abs(residual)]))
@@ -197,7 +199,7 @@ class BoundedSearch:
             positions = np.arange(self._first_within(self._reach(self.t), 0), self.sorted.size)
             # every fourth item to each quarter (see _centred)
             ran_out = not self._sliced(np.concatenate([positions[k::4] for k in range(4)]), 0, self.t, None,
-                                       sliced_search.SLICE_SIZE)
+                                       SLICED_SLICE_SIZE)
             stopped = self._stop_reached()
             complete = not ran_out and not stopped
             lower_bound = 0.0 if ran_out and not stopped else np.inf
@@ -253,7 +255,7 @@ class BoundedSearch:
         residual, fixed = aim, 0
         for position in positions[: positions.size - free.size].tolist():
             value = float(self.sorted[position])
-            if abs(residual - value) < abs(residual):
+            if value <= residual:  # never overshoot: the free items only add
                 residual -= value
                 fixed |= 1 << int(self.order[position])
         spread = 0.5 * float(np.sqrt(np.sum(free_values**2)))  # standard deviation of a random free subset's sum

@@ -38,6 +38,7 @@ SAMPLE_SIZE = 1 << 14  # left sums drawn (deterministically) to place the slice 
 MAX_CODE_BITS = 62
 PAIR_LIMIT = 1 << 16
 PROBE_SIZE = 64  # masks are int64 bit codes
+RIGHT_LIMIT = 1 << 20  # right sums paired with one slice at most: a wider slice is halved
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,13 @@ def _pairs_between(
     start = np.searchsorted(second, low - first, side="left")
     stop = np.searchsorted(second, high - first, side="left")
     return kernels.pair_sums(first, first_codes, second, second_codes, start, stop - start)
+
+
+def _count_between(first: np.ndarray, second: np.ndarray, low: float, high: float) -> int:
+    """How many pairs :func:`_pairs_between` would return, without making them."""
+    start = np.searchsorted(second, low - first, side="left")
+    stop = np.searchsorted(second, high - first, side="left")
+    return int((stop - start).sum())
 
 
 def _pairs_by_windows(residuals: np.ndarray, right: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
@@ -166,9 +174,16 @@ def sliced_search(
         window = best + 2.0 * tolerance
         # tolerance also absorbs the rounding of c + d against the bounds below
         margin = window + tolerance if reach is None else min(reach, window + tolerance)
-        right, right_codes = _pairs_between(
-            c, c_codes, d, d_codes, float(residuals.min()) - margin, float(residuals.max()) + margin,
-        )
+        right_low, right_high = float(residuals.min()) - margin, float(residuals.max()) + margin
+        if left.size > 1 and _count_between(c, d, right_low, right_high) > RIGHT_LIMIT:
+            # A slice wide in value (a tail) would pair with too many right sums: halve it at its
+            # median left sum (memory stays O(slice + RIGHT_LIMIT)); every left sum is in one half.
+            middle = float(np.median(left))
+            if low < middle < high:
+                examine(low, middle, reach)
+                examine(middle, high, reach)
+                return
+        right, right_codes = _pairs_between(c, c_codes, d, d_codes, right_low, right_high)
         if right.size == 0:
             return
         # Values only are sorted (fast); the few near pairs find their codes afterwards.
