@@ -86,6 +86,7 @@ class BoundedOutcome:
 
     flips: list[int]
     float_errors: list[float]
+    accepted: list[int]  # where stopped: the flip sets ``accept`` said yes to (one at least is at the stop)
     best_float: float
     complete: bool
     stopped: bool
@@ -149,6 +150,7 @@ class BoundedSearch:
         self.flips: list[int] = []
         self.float_errors: list[float] = []
         self.truncated = False
+        self.accepted: list[int] = []
         self.nodes = 0
         self.leaves = 0
 
@@ -173,7 +175,11 @@ class BoundedSearch:
         if self.accept is None or self.stop <= 0.0 or self.best > self.stop:
             return False
         near = sorted(range(len(self.flips)), key=lambda i: self.float_errors[i])[:64]
-        return self.accept([self.flips[i] for i in near if self.float_errors[i] <= self.stop])
+        candidates = [self.flips[i] for i in near if self.float_errors[i] <= self.stop]
+        if self.accept(candidates):
+            self.accepted = candidates
+            return True
+        return False
 
     def _greedy(self) -> None:
         """Largest first, flip an item where it still fits (a flip only adds, so an overshoot could
@@ -207,8 +213,8 @@ class BoundedSearch:
             stopped, lower_bound = self._branch_and_bound()
             complete = not stopped and lower_bound == np.inf
         return BoundedOutcome(
-            self.flips, self.float_errors, self.best, complete, stopped, lower_bound, self.truncated,
-            self.nodes, self.leaves,
+            self.flips, self.float_errors, self.accepted, self.best, complete, stopped, lower_bound,
+            self.truncated, self.nodes, self.leaves,
         )
 
     def _first_within(self, bound: float, start: int) -> int:

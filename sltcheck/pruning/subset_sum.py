@@ -606,8 +606,8 @@ def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
     return _Solution(mask, False, abs(residual))
 
 
-_Batch = tuple[np.ndarray, list[str], np.ndarray, np.ndarray, list[Fraction | None]]  # masks, certificates,
-# best float errors, times, lower bounds
+# masks, certificates, best float errors, times, lower bounds
+_Batch = tuple[np.ndarray, list[str], np.ndarray, np.ndarray, list[Fraction | None]]
 
 
 def _solve_sliced_batch(solver: str, w: np.ndarray, a: np.ndarray, time_limit: float | None) -> _Batch:
@@ -743,9 +743,10 @@ def _solve_exact(w: float, a: np.ndarray, solver: str, time_limit: float | None)
 
     outcome = BoundedSearch(t, magnitudes, tolerance, stop, accept, deadline, free_max).run()
     codes = [base_code ^ f for f in outcome.flips]
-    if outcome.stopped or len(codes) > SHORTLIST_LIMIT:  # no optimality to decide (or pathological ties)
-        nearest = np.argsort(outcome.float_errors, kind="stable")[: 64 if outcome.stopped else 1000]
-        codes = [codes[i] for i in nearest.tolist()]
+    if outcome.stopped:  # no optimality to decide: the best of those accepted (one is at the stop, exactly)
+        codes = [base_code ^ f for f in outcome.accepted]
+    elif len(codes) > SHORTLIST_LIMIT:  # pathological ties: decide among the nearest only
+        codes = [codes[i] for i in np.argsort(outcome.float_errors, kind="stable")[:1000].tolist()]
     mask = _decide_exactly(w, a, used, codes)
     if outcome.complete and not outcome.truncated and len(outcome.flips) <= SHORTLIST_LIMIT:
         return mask, "optimal", outcome.best_float, None
