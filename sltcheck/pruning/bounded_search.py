@@ -30,7 +30,7 @@ mode's tolerance): the sliced search (:func:`sltcheck.pruning.sliced_search.slic
 over the fewest smallest items likely to get there (32 to ``free_max``), the larger ones
 decided greedily so that what is left falls near the middle of the free items' sums, for a
 few slices only (estimated from the density of those sums at the target; a quick
-meet-in-the-middle over 32 of them bounds the windows first). If it does not get there, the
+meet-in-the-middle over 24 of them bounds the windows first). If it does not get there, the
 complete search runs, and also stops at the stop: the sliced search over every item that
 qualifies, where they are at most ``SLICED_MAX`` and the bound would hardly shorten the lists;
 else the branch and bound above, best first.
@@ -62,6 +62,7 @@ LIST_CAP = 1 << 20  # sums per leaf list: 16 MB with their codes; a longer one b
 GROUP_MAX = 62  # items per leaf half: codes are int64 bit masks
 ESTIMATE_BINS = 256  # bins of the histogram that estimates list lengths and the density at t
 SEEK_LISTS = 1 << 16  # below this estimated list length the complete search is cheap: no seek first
+SEEK_QUICK = 24  # a quick meet-in-the-middle over this many free items bounds the seek's windows first
 SEEK_FREE_MIN = 32  # the seek tries 32, 36, ... free items: the fewest that are likely enough
 SEEK_MARGIN = 1e-3  # ... where the estimated nearest sum of all their subsets is below this fraction of the stop
 SLICED_MAX = 56  # the complete search may be the sliced search up to this many items that qualify ...
@@ -270,11 +271,11 @@ class BoundedSearch:
 
     def _seek(self, free: np.ndarray, fixed: int, target: float) -> bool:
         """The sliced search over the free items for a few slices, stopping at the stop."""
-        # A first bound, cheaply: every subset of the smallest SEEK_FREE_MIN free items (two lists of
-        # 2^(SEEK_FREE_MIN / 2) sums), the other free ones decided greedily. The windows of the
+        # A first bound, cheaply: every subset of the smallest SEEK_QUICK free items (two lists of
+        # 2^(SEEK_QUICK / 2) sums), the other free ones decided greedily. The windows of the
         # slices below are best + 2 tolerance wide: without a good best they can be long.
         positions = np.sort(free)
-        _, (quick, quick_fixed, quick_target) = self._centred(positions, min(SEEK_FREE_MIN, positions.size), target)
+        _, (quick, quick_fixed, quick_target) = self._centred(positions, min(SEEK_QUICK, positions.size), target)
         self._pair_lists(quick_target, quick, quick_fixed | fixed)
         if self._stop_reached():
             return True
