@@ -131,6 +131,9 @@ class MIPOptions:
     Gurobi takes all of them (TimeLimit, MIPGap, MIPGapAbs, IntFeasTol,
     FeasibilityTol, Threads). scipy's HiGHS takes ``time_limit`` and ``mip_gap``
     only; cvxpy passes ``time_limit`` and ``mip_gap`` to GUROBI or HIGHS only.
+    ``"exact"`` and ``"fast"`` take ``time_limit`` (seconds per problem): a problem
+    that reaches it returns its best mask so far with the certificate ``"gap"`` and
+    a proven lower bound (the others are ignored).
     """
 
     time_limit: float | None = None
