@@ -352,11 +352,18 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
     """
     from tqdm import tqdm
 
+    from sltcheck.errors import UsageError
+
     validate_config(config)
-    with RunDirectory(out, asdict(config)) as run_dir:
+    with RunDirectory(out, asdict(config), command=f"repro {config.figure}") as run_dir:
         built = build_targets(config, progress)
         raw_targets = built.weights
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
+        for target in prepared.values():  # a bound the target cannot meet stops the run before any source
+            try:
+                bounds.variant_for(target, config.bound)
+            except ValueError as error:
+                raise UsageError(f"--bound {config.bound}: {error}") from None
         test = angular_velocity("test", config.seed, config.test_samples)
         done = run_dir.done()
         todo = [(key, (blocks, width, index)) for key, blocks, width, index in units(config) if key not in done]
