@@ -230,24 +230,6 @@ def readme_text(report: dict[str, Any], command: str) -> str:
     )
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(not 1 <= v <= MAX_SIZE for v in values):
-        raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_SIZE}, got {text!r}")
-    return values
-
-
-def _solver_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in SOLVERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"solvers must be among {', '.join(SOLVERS)}, got {text!r}")
-    return names
-
-
 def planned_runs(sizes: list[int], solvers: list[str]) -> list[tuple[int, str]]:
     """The (size, solver) pairs within each solver's cap (brute and mitm are exponential)."""
     caps = {"brute": BRUTE_MAX_CANDIDATES, "mitm": MITM_MAX_CANDIDATES}
@@ -263,23 +245,12 @@ def run(args: argparse.Namespace) -> int:
     from sltcheck.rundir import ensure_writable_file
     from sltcheck.schema import json_safe
 
-    if not 1 <= args.problems <= MAX_PROBLEMS:
-        raise UsageError(f"--problems must be an integer from 1 to {MAX_PROBLEMS}, got {args.problems}")
-    if not args.time_limit > 0:
-        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     if not planned_runs(args.sizes, args.solvers):
         raise UsageError(f"nothing to run: every --sizes value ({', '.join(map(str, args.sizes))}) is over the cap of "
                          f"each --solvers ({', '.join(args.solvers)}): brute takes n' <= {BRUTE_MAX_CANDIDATES}, "
                          f"mitm n' <= {MITM_MAX_CANDIDATES}")
     if args.out is not None:
         ensure_writable_file(args.out)
-    if args.readme is not None:  # refuse before the (long) run, not after it
-        try:
-            text = open(args.readme, encoding="utf-8").read()
-        except OSError as error:
-            raise UsageError(f"--readme {args.readme!r} cannot be read: {error}") from None
-        if README_START not in text or README_END not in text:
-            raise UsageError(f"--readme {args.readme!r} must contain the lines {README_START!r} and {README_END!r}")
     command = " ".join(shlex.quote(part) for part in (
         "sltcheck", "bench", "solvers", "--sizes", ",".join(map(str, args.sizes)), "--problems", str(args.problems),
         "--seed", str(args.seed), "--solvers", ",".join(args.solvers), "--time-limit", f"{args.time_limit:g}",
@@ -306,21 +277,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_TIME_LIMIT = 86_400.0  # seconds per problem
+
+
 def register(cli: Any) -> None:
+    from sltcheck.cli.options import JSON_OUT, SEED, Integer, Names, Number, Numbers, readme
+
     parser = cli.command(
         "solvers", help="time every subset-sum solver on the same random instances", handler=run, group="bench"
     )
-    parser.add_argument("--out", default=None, help="write the full results as JSON to this file")
-    parser.add_argument("--sizes", type=_int_list, default=[8, 16, 24, 32, 40, 48],
+    parser.add_argument("--out", type=JSON_OUT, default=None, help="write the full results as JSON to this file")
+    parser.add_argument("--sizes", type=Numbers(Integer(1, MAX_SIZE)), default=[8, 16, 24, 32, 40, 48],
                         help="comma-separated numbers of candidates n' (default 8,16,24,32,40,48)")
-    parser.add_argument("--problems", type=int, default=5, help="random instances per size (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the instances (default 0)")
-    parser.add_argument("--solvers", type=_solver_list, default=list(SOLVERS),
+    parser.add_argument("--problems", type=Integer(1, MAX_PROBLEMS), default=5,
+                        help="random instances per size (default 5)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the instances (default 0)")
+    parser.add_argument("--solvers", type=Names(SOLVERS), default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
-    parser.add_argument("--readme", default=None,
+    parser.add_argument("--readme", type=readme(README_START, README_END), default=None,
                         help=f"rewrite the section between {README_START!r} and {README_END!r} of this file "
                              "with the tables, the command, the date and the load")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the (untimed) tracemalloc run that measures each solver's peak memory")
-    parser.add_argument("--time-limit", type=float, default=10.0,
+    parser.add_argument("--time-limit", type=Number(0, MAX_TIME_LIMIT, low_open=True), default=10.0,
                         help="time limit per problem for the MIP solvers, seconds (default 10)")

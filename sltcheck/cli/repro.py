@@ -43,6 +43,7 @@ def _handler(figure: str):
         config = synthetic.preset_config(figure, args.preset, args.mode, **overrides)
         out = args.out or str(Path("runs") / f"{figure}-{args.preset}-{args.mode}")
         with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+            executor.connect()  # an unreachable scheduler is refused before anything is written
             if not args.no_progress and not isinstance(executor, InProcessExecutor):
                 print(f"sources run on {executor.description}")
             summary = synthetic.run(config, out, progress=not args.no_progress, executor=executor)
@@ -78,57 +79,55 @@ def _readme(args: argparse.Namespace) -> int:
 
 
 def _readme_arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.cli.options import InputPath, readme
+    from sltcheck.repro.readme import END, START, result_files
+
     parser.add_argument("--in", dest="inputs", nargs="+", required=True,
+                        type=InputPath("path", result_files, "a run directory with summary.json or results.json",
+                                       "{}\n"),
                         help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
-    parser.add_argument("--readme", default=None, help="README to rewrite between its repro markers "
-                                                       "(default: print the section)")
+    parser.add_argument("--readme", default=None, type=readme(START, END),
+                        help="README to rewrite between its repro markers (default: print the section)")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.cli.options import OUT_DIRECTORY, SCHEDULER, SEED, WORKERS, Choice, Integer
     from sltcheck.extras import MissingExtra
 
     try:
         from sltcheck.repro import synthetic
     except MissingExtra as error:
         parser.error(str(error))
+    from sltcheck.pruning.solver_names import SOLVERS
+    from sltcheck.pruning.sources import INITS
+    from sltcheck.repro.bounds import BOUNDS
+    from sltcheck.repro.targets import NORM_POLICIES, REGRESSION_TOKENS
 
-    parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
-    parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
+    parser.add_argument("--preset", type=Choice(synthetic.PRESETS), default="quick")
+    parser.add_argument("--mode", type=Choice(synthetic.MODES), default="theory",
                         help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
-    parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
-    parser.add_argument("--init", default=None, help="override the mode's source initialisation")
-    parser.add_argument("--sources", type=int, default=None, help="random sources per point")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
+    parser.add_argument("--solver", type=Choice(SOLVERS), default=None, help="override the mode's subset-sum solver")
+    parser.add_argument("--init", type=Choice(INITS), default=None, help="override the mode's source initialisation")
+    parser.add_argument("--sources", type=Integer(1, synthetic.MAX_SOURCES), default=None,
+                        help="random sources per point")
+    parser.add_argument("--seed", type=SEED, default=None)
+    parser.add_argument("--norm-policy", dest="norm_policy", type=Choice(NORM_POLICIES), default=None,
                         help="targets above the theorems' norm limits: rescale (theory mode's default) "
                              "or keep (paper mode's default)")
-    parser.add_argument("--regression-token", dest="regression_token", choices=("learned", "fixed-zero"),
+    parser.add_argument("--regression-token", dest="regression_token", type=Choice(REGRESSION_TOKENS),
                         default=None, help="the trained target's regression token: learned from zero "
                                            "(B.1, default) or fixed at zero")
-    parser.add_argument("--bound", choices=("auto", "as-proven", "actual-norms"), default=None,
+    parser.add_argument("--bound", type=Choice(BOUNDS), default=None,
                         help="the bound each source is checked against: auto (default: as-proven where the "
                              "target meets the norm assumptions, else the chain with the actual norms)")
-    parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
+    parser.add_argument("--out", type=OUT_DIRECTORY, default=None, help="run directory (resumed if it exists)")
     parser.add_argument("--no-progress", action="store_true")
     where = parser.add_argument_group("where the sources run (the target is built by this process)")
-    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+    where.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                        help="local processes (default 1: in this process); with --cluster local, "
                             "the LocalCluster's workers (default: one per CPU)")
     scheduler = where.add_mutually_exclusive_group()
-    scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    scheduler.add_argument("--scheduler", type=SCHEDULER, default=None, metavar="ADDRESS",
                            help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs sltcheck[cluster])")
     scheduler.add_argument("--cluster", choices=("local",), default=None,
                            help="start a Dask LocalCluster of --workers single-threaded processes")
-
-
-MAX_WORKERS = 1024
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if not 1 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_WORKERS}, got {text}")
-    return value

@@ -6,7 +6,9 @@ fig4|fig5|fig6``, ``results.json`` of ``sltcheck repro fig7|fig8``). Each file i
 with its schema version checked and its shape validated (:mod:`sltcheck.schema`); the
 same file given twice is read once; a run that never finished is named in ``notes``
 (statements that never ran, a sweep without its summary) so the report never turns a
-killed run into "N of N held".
+killed run into "N of N held". A findings.json changed after sltcheck wrote it (its digest,
+:func:`sltcheck.jsonfiles.seal`, does not match) is refused; one without a digest is named in
+``notes`` (its numbers are as written: ``sltcheck check --replay`` re-decides them).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sltcheck.errors import UsageError
+from sltcheck.errors import StoredResultError, UsageError
+from sltcheck.jsonfiles import seal_state
 from sltcheck.records import FindingsFile, LMResultsFile, SummaryFile
 from sltcheck.schema import load
 
@@ -39,6 +42,8 @@ def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
             seen.add(resolved)
             kind, record_type, what = KINDS[file.name]
             payload = dict(load(file, record_type, what))
+            if kind == "findings":
+                found["notes"] += _unsealed(payload, file)
             payload["_source"] = str(file)
             found[kind].append(payload)
             note = _partial(kind, payload, file)
@@ -65,6 +70,25 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
         raise UsageError(f"--in {raw!r} holds no {', '.join(KINDS)}: not a run directory of sltcheck "
                          "(or a run killed before its first result)")
     return files
+
+
+UNSEALED = "carries no digest"
+
+
+def note_label(note: str) -> str:
+    """How the command line labels a note: PARTIAL for a run that did not finish, NOTE otherwise."""
+    return "NOTE" if UNSEALED in note else "PARTIAL"
+
+
+def _unsealed(payload: dict[str, Any], file: Path) -> list[str]:
+    sealed = seal_state(payload)
+    if sealed == "edited":
+        raise StoredResultError(f"--in {str(file)!r} was changed after sltcheck wrote it (its digest does not "
+                                f"match its content); sltcheck check --replay {str(file)!r} names what differs")
+    if sealed == "unsealed":
+        return [f"{file}: {UNSEALED} (written before sltcheck sealed its findings, or by hand): its numbers "
+                f"are shown as written; sltcheck check --replay {file} re-decides them"]
+    return []
 
 
 def _partial(kind: str, payload: dict[str, Any], file: Path) -> str | None:
