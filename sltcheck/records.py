@@ -64,6 +64,7 @@ class _MutantOptional(TypedDict, total=False):
     raw_counterexample: dict[str, Any] | None
     raw_ratio: Ratio
     simplification: dict[str, Any] | None  # kept simplifications, evaluations, digits and zeros (raw, simplified)
+    interval: dict[str, Any]  # a certified enclosure of the ratio ("certified_ratio": sltcheck certify's rows)
 
 
 class MutantRecord(_MutantOptional):
@@ -97,6 +98,7 @@ class CheckRun(_CheckRunOptional):
 class _FindingsOptional(TypedDict, total=False):
     # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
     probability: dict[str, Any]
+    digest: str  # sltcheck.jsonfiles.seal (absent from files written before it)
 
 
 class FindingsFile(_FindingsOptional):
