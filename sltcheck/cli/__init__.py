@@ -106,8 +106,8 @@ class CommandLine:
         adds its arguments when the command is used; ``validate(args)`` checks what needs several
         options at once (or the machine) after parsing, before the handler, raising a UsageError."""
         parent = self._top if group is None else self._group(group)
-        shown = help.replace("%", "%%")  # argparse formats a subcommand's help with %
-        sub = parent.add_parser(name, help=shown, description=shown)
+        # argparse formats a subcommand's help (not its description) with %
+        sub = parent.add_parser(name, help=help.replace("%", "%%"), description=help)
         sub.set_defaults(handler=handler, validate=validate)
         if arguments is not None:
             assert isinstance(sub, _LazyParser)

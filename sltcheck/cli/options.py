@@ -345,8 +345,8 @@ def harden(parser: argparse.ArgumentParser) -> None:
     """Give every value-taking option without a validator its default one (:data:`DEFAULT_FOR`)
     and escape a lone ``%`` in help texts (argparse formats them with ``%``)."""
     for action in parser._actions:
-        if action.help and action.help is not argparse.SUPPRESS:
-            action.help = re.sub(r"%(?![(%])", "%%", action.help)
+        if action.help and action.help is not argparse.SUPPRESS:  # "%%" and "%(default)s" stay as they are
+            action.help = re.sub(r"%%|%\(|%", lambda found: "%%" if found[0] == "%" else found[0], action.help)
         takes_value = action.nargs != 0 and not isinstance(action, argparse._SubParsersAction | argparse._HelpAction)
         if takes_value and action.choices is None and not isinstance(action.type, Validator):
             if action.type in DEFAULT_FOR:
