@@ -775,7 +775,8 @@ while not (run / "findings.json").exists() and check.poll() is None:
 from sltcheck.cli import main
 status = main(["certify", "--only", "lemma5", "--family", "d1-T2", "--rounds", "2", "--no-search", "--quiet",
                "--out", out, "--findings", str(run / "findings.json")])
-print("certify", status, "check", check.wait())
+print()
+print("statuses", status, check.wait())
 """
 
 
@@ -784,7 +785,7 @@ def test_a_check_and_a_certify_on_one_findings_file_lose_nothing(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", _CHECK_THEN_CERTIFY, str(tmp_path / "check"),
                            str(tmp_path / "certify")], env=ENV, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in done.stderr, done.stderr
-    certify_status, check_status = (int(v) for v in done.stdout.split()[1::2])
+    certify_status, check_status = (int(v) for v in done.stdout.splitlines()[-1].split()[1:])
     final = read_json(tmp_path / "check" / "findings.json")
     assert check_status == 0 and final["complete"] and seal_state(final) == "sealed"
     if certify_status == 0:
@@ -808,7 +809,7 @@ def certified_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("DELETE FROM box WHERE seq = (SELECT MAX(seq) FROM box)", "of its volume, not all of it"),
     ("UPDATE box SET upper = upper / 2", "does not match the digest written with its open boxes"),
     ("UPDATE family SET state = replace(state, '\"rounds\": 2', '\"rounds\": 1')", "does not match the digest"),
-    ("DROP TABLE family", "has 4 open boxes but no row of its own"),
+    ("DROP TABLE family", "open boxes but no row of its own"),
     ("UPDATE family SET state = '{\"nonsense\": 1}'", "has rows that are not what sltcheck writes"),
 ])
 def test_a_resumed_proof_refuses_a_store_edited_by_hand(certified_run: Path, tmp_path: Path, damage: str,
@@ -820,13 +821,13 @@ def test_a_resumed_proof_refuses_a_store_edited_by_hand(certified_run: Path, tmp
     out = tmp_path / "run"
     shutil.copytree(certified_run, out)
     with sqlite3.connect(out / "boxes.sqlite") as db:
-        if "DROP TABLE box" in damage or "DELETE FROM box" in damage:
-            assert db.execute("SELECT COUNT(*) FROM box").fetchone()[0] == 4
+        opened = db.execute("SELECT COUNT(*) FROM box").fetchone()[0]
         db.execute(damage)
     before = (out / "certified.json").read_bytes()
     assert _certified(out, 4) == 2
     line = error_line(capsys)
     assert fragment in line and str(out / "boxes.sqlite") in line
+    assert "DROP TABLE family" not in damage or f"has {opened} open boxes" in line
     assert (out / "certified.json").read_bytes() == before
 
 
