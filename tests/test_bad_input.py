@@ -157,8 +157,11 @@ def _in_domain(validator: Validator, text: str) -> bool | None:
         return all(p in validator.names for p in parts) and len(set(parts)) == len(parts)  # type: ignore[attr-defined]
     if kind == "numbers":
         parts = [p.strip() for p in text.split(",")]
-        return bool(text.strip()) and all(
-            p in validator.words or _in_domain(validator.element, p) for p in parts)  # type: ignore[attr-defined]
+        if not text.strip() or not all(p in validator.words or _in_domain(validator.element, p)  # type: ignore[attr-defined]
+                                       for p in parts):
+            return False
+        numbers = [float(p) for p in parts if p not in validator.words]  # type: ignore[attr-defined]
+        return not validator.increasing or numbers == sorted(set(numbers))  # type: ignore[attr-defined]
     if kind == "text":
         return bool(text.strip()) and len(text) <= validator.max_length  # type: ignore[attr-defined]
     if kind == "output":

@@ -148,14 +148,16 @@ class Names(Validator):
 
 
 class Numbers(Validator):
-    """Comma-separated values, each ``element`` (an :class:`Integer` or :class:`Number`) or one of ``words``."""
+    """Comma-separated values, each ``element`` (an :class:`Integer` or :class:`Number`) or one of ``words``;
+    ``increasing``: strictly increasing numbers."""
 
     kind = "numbers"
 
-    def __init__(self, element: Integer | Number, words: Sequence[str] = ()) -> None:
-        self.element, self.words = element, tuple(words)
+    def __init__(self, element: Integer | Number, words: Sequence[str] = (), increasing: bool = False) -> None:
+        self.element, self.words, self.increasing = element, tuple(words), increasing
         also = f" or {', '.join(map(repr, self.words))}" if self.words else ""
-        self.description = f"comma-separated values, each {element.description}{also}"
+        order = "strictly increasing " if increasing else ""
+        self.description = f"{order}comma-separated values, each {element.description}{also}"
 
     def __call__(self, text: str) -> list[Any]:
         parts = [part.strip() for part in text.split(",")]
@@ -170,6 +172,8 @@ class Numbers(Validator):
                 values.append(self.element(part))
             except argparse.ArgumentTypeError:
                 raise self.refuse(text) from None
+        if self.increasing and any(b <= a for a, b in zip(values, values[1:], strict=False)):
+            raise self.refuse(text)
         return values
 
     def example(self, workdir: Path) -> str:
