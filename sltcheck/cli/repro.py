@@ -190,9 +190,11 @@ def _readings(args: argparse.Namespace) -> int:
             "error": args.errors, "fit": args.fits}
     config = readings.make_config(
         args.figure, args.preset, grid, fit_widths=tuple(args.fit_widths) if args.fit_widths else (None,),
-        widths=tuple(args.widths) if args.widths else None, sources=args.sources,
-        seed=args.seed if args.seed is not None else 0, solver_options=_solver_options(args))
-    names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "seed", "mip_gap", "time_limit", "threads")
+        widths=tuple(args.widths) if args.widths else None, sources=args.sources, test_samples=args.test_samples,
+        target_epochs=args.target_epochs, seed=args.seed if args.seed is not None else 0,
+        solver_options=_solver_options(args))
+    names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "test_samples", "target_epochs", "seed",
+             "mip_gap", "time_limit", "threads")
     out = args.out or default_out(f"readings-{args.figure}-{args.preset}", args, names)
     with make_executor(args.workers, args.scheduler, args.cluster) as executor:
         document = readings.run(config, out, progress=not args.no_progress, executor=executor)
@@ -202,7 +204,7 @@ def _readings(args: argparse.Namespace) -> int:
 
 
 def _print_readings(document: dict[str, Any]) -> None:
-    from sltcheck.repro.readings import table_lines
+    from sltcheck.repro.readings_text import table_lines
 
     print()
     for line in table_lines(document):
@@ -243,6 +245,10 @@ def _readings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--widths", type=_widths, default=None, metavar="N,N,...",
                         help="source widths (default: the preset's; quick fig4: 4,8,...,32)")
     parser.add_argument("--sources", type=_positive_count, default=None, help="random sources per point")
+    parser.add_argument("--test-samples", dest="test_samples", type=_positive_count, default=None,
+                        help="test sequences per source (default: the preset's; quick 500, paper 10,000)")
+    parser.add_argument("--target-epochs", dest="target_epochs", type=_positive_count, default=None,
+                        help="epochs of the trained target (fig4, fig5; default: the preset's, quick 3, paper 25)")
     parser.add_argument("--seed", type=_non_negative, default=None)
     _solver_arguments(parser)
     parser.add_argument("--out", default=None, help="readings directory (resumed if it exists; default: runs/ and "

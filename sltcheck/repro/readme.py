@@ -27,10 +27,11 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
     out = []
     for given in paths:
         path = Path(given)
-        files = [path] if path.is_file() else [path / "summary.json", path / "results.json"]
+        files = [path] if path.is_file() else [path / "summary.json", path / "results.json", path / "readings.json"]
         found = [f for f in files if f.is_file()]
         if not found:
-            raise ValueError(f"paths must be run directories with summary.json or results.json, got {given!r}")
+            raise ValueError(f"paths must be run directories with summary.json, readings.json or results.json, "
+                             f"got {given!r}")
         for file in found:
             document = json.loads(file.read_text())
             document["_source"] = str(given)
@@ -184,8 +185,33 @@ _SYNTHETIC_ROWS: dict[str, tuple[str, Any]] = {
 
 def _checked_cell(summary: dict[str, Any]) -> str:
     bound = ", ".join(summary.get("bound_variants", ["as-proven"]))
-    return (f"{summary['checked']} pruned sources, {len(summary['violations'])} violations, worst measured/bound "
-            f"{_number(summary['worst_ratio'])} (bound {bound})")
+    vacuous = summary.get("vacuous")
+    counted = ("vacuity not recorded" if vacuous is None else
+               f"{summary['held']} held, {vacuous} vacuous (bound at or above the trivial bound "
+               "max_i ||S(x_i)|| + ||T(x_i)||: cannot fail)" if vacuous else f"{summary['held']} held, 0 vacuous")
+    return (f"{summary['checked']} pruned sources, {len(summary['violations'])} violations, {counted}, "
+            f"worst measured/bound {_number(summary['worst_ratio'])} (bound {bound})")
+
+
+def _readings_section(document: dict[str, Any]) -> list[str]:
+    """A readings run: its setting and wall time, the table of every reading, the conclusion."""
+    from sltcheck.repro.readings_text import table
+
+    config = document["config"]
+    first = document["readings"][0] if document["readings"] else {}
+    sources = config.get("sources") or "the preset's"
+    widths = config.get("widths") or "the preset's"
+    minutes = float(document.get("wall_seconds", 0.0)) / 60
+    head = (f"Every reading of `{document['_source']}` (preset {document['preset']}, {sources} sources per point, "
+            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time for what this "
+            f"invocation computed{'' if document['complete'] else '; PARTIAL'}):")
+    header, rows = table(document)
+    lines = [head, ""] + _table(header, rows) + ["", "Conclusion (generated from the table):", ""]
+    lines += [f"- {line}" for line in str(document["conclusion"]).splitlines()]
+    if first:
+        lines += ["", f"Each reading's run directory is `{document['_source']}/runs/NAME`; the plot of every reading "
+                      f"is `{document['_source']}/readings.svg`."]
+    return lines
 
 
 def _synthetic_differences(figure: str, runs: list[dict[str, Any]]) -> list[str]:
@@ -399,7 +425,10 @@ def render(documents: list[dict[str, Any]]) -> str:
         if not chosen:
             continue
         lines += [f"**Figure {figure[3:]}.**", ""]
-        if figure in ("fig4", "fig5", "fig6"):
+        for document in (d for d in chosen if "readings" in d):
+            lines += _readings_section(document) + [""]
+        chosen = [d for d in chosen if "readings" not in d]
+        if figure in ("fig4", "fig5", "fig6") and chosen:
             order = {"theory": 0, "paper": 1}
             lines += _synthetic_section(figure, sorted(chosen, key=lambda d: order.get(d["config"]["mode"], 2)))
         else:
