@@ -132,6 +132,7 @@ def test_cli_options_reach_the_executor(monkeypatch: pytest.MonkeyPatch, tmp_pat
                  executor: Executor | None = None) -> dict[str, Any]:
         seen["executor"] = executor
         return {"figure": "fig4", "points": [], "checked": 0, "violations": [], "undecided": 0, "worst_ratio": 0.0,
+                "held": 0, "vacuous": 0, "wall_seconds": 0.0, "source_seconds": 0.0,
                 "paper_fit": {"gamma": 1, "delta": 1}, "workshop_fit": {"gamma": 1, "delta": 1}, "fits": {}}
 
     monkeypatch.setattr(synthetic, "run", fake_run)

@@ -138,8 +138,8 @@ def _readme_arguments(parser: argparse.ArgumentParser) -> None:
     from sltcheck.repro.readme import END, START, result_files
 
     parser.add_argument("--in", dest="inputs", nargs="+", required=True,
-                        type=InputPath("path", result_files, "a run directory with summary.json or results.json",
-                                       "{}\n"),
+                        type=InputPath("path", result_files,
+                                       "a run directory with summary.json, readings.json or results.json", "{}\n"),
                         help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
     parser.add_argument("--readme", default=None, type=readme(START, END),
                         help="README to rewrite between its repro markers (default: print the section)")
@@ -214,9 +214,11 @@ def _readings(args: argparse.Namespace) -> int:
             "error": args.errors, "fit": args.fits}
     config = readings.make_config(
         args.figure, args.preset, grid, fit_widths=tuple(args.fit_widths) if args.fit_widths else (None,),
-        widths=tuple(args.widths) if args.widths else None, sources=args.sources,
-        seed=args.seed if args.seed is not None else 0, solver_options=_solver_options(args))
-    names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "seed", "mip_gap", "time_limit", "threads")
+        widths=tuple(args.widths) if args.widths else None, sources=args.sources, test_samples=args.test_samples,
+        target_epochs=args.target_epochs, seed=args.seed if args.seed is not None else 0,
+        solver_options=_solver_options(args))
+    names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "test_samples", "target_epochs", "seed",
+             "mip_gap", "time_limit", "threads")
     out = args.out or default_out(f"readings-{args.figure}-{args.preset}", args, names)
     with make_executor(args.workers, args.scheduler, args.cluster) as executor:
         executor.connect()
@@ -227,7 +229,7 @@ def _readings(args: argparse.Namespace) -> int:
 
 
 def _print_readings(document: dict[str, Any]) -> None:
-    from sltcheck.repro.readings import table_lines
+    from sltcheck.repro.readings_text import table_lines
 
     print()
     for line in table_lines(document):
@@ -268,6 +270,10 @@ def _readings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--widths", type=_widths, default=None, metavar="N,N,...",
                         help="source widths (default: the preset's; quick fig4: 4,8,...,32)")
     parser.add_argument("--sources", type=_positive_count, default=None, help="random sources per point")
+    parser.add_argument("--test-samples", dest="test_samples", type=_positive_count, default=None,
+                        help="test sequences per source (default: the preset's; quick 500, paper 10,000)")
+    parser.add_argument("--target-epochs", dest="target_epochs", type=_positive_count, default=None,
+                        help="epochs of the trained target (fig4, fig5; default: the preset's, quick 3, paper 25)")
     parser.add_argument("--seed", type=_non_negative, default=None)
     _solver_arguments(parser)
     parser.add_argument("--out", type=OUT_DIRECTORY, default=None,

@@ -1,8 +1,10 @@
 """The report's inputs, read and validated: what ran, what is partial, what is missing.
 
-Every ``--in`` is a run directory or one of the three result files
+Every ``--in`` is a run directory or one of the result files
 (``findings.json`` of ``sltcheck check``, ``summary.json`` of ``sltcheck repro
-fig4|fig5|fig6``, ``results.json`` of ``sltcheck repro fig7|fig8``). Each file is read
+fig4|fig5|fig6``, ``readings.json`` of ``sltcheck repro readings``, ``results.json`` of
+``sltcheck repro fig7|fig8``). A readings directory shows as its readings (its runs under
+``runs/`` are read only when given themselves). Each file is read
 with its schema version checked and its shape validated (:mod:`sltcheck.schema`); the
 same file given twice is read once; a run that never finished is named in ``notes``
 (statements that never ran, a sweep without its summary) so the report never turns a
@@ -18,12 +20,13 @@ from typing import Any
 
 from sltcheck.errors import StoredResultError, UsageError
 from sltcheck.jsonfiles import seal_state
-from sltcheck.records import FindingsFile, LMResultsFile, SummaryFile
+from sltcheck.records import FindingsFile, LMResultsFile, ReadingsFile, SummaryFile
 from sltcheck.schema import load
 
 KINDS: dict[str, tuple[str, type[Any], str]] = {
     "findings.json": ("findings", FindingsFile, "findings"),
     "summary.json": ("synthetic", SummaryFile, "sweep summary"),
+    "readings.json": ("readings", ReadingsFile, "readings"),
     "results.json": ("lm", LMResultsFile, "language-model results"),
 }
 SWEEP_STORE = "results.sqlite"  # a sweep's rows; without summary.json beside it the sweep never finished
@@ -32,7 +35,7 @@ SWEEP_STORE = "results.sqlite"  # a sweep's rows; without summary.json beside it
 def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
     """Sort every given run directory or file into findings, synthetic and lm results, and
     ``notes`` (one line per partial or unfinished run)."""
-    found: dict[str, list[Any]] = {"findings": [], "synthetic": [], "lm": [], "notes": []}
+    found: dict[str, list[Any]] = {"findings": [], "synthetic": [], "readings": [], "lm": [], "notes": []}
     seen: set[Path] = set()
     for raw in paths:
         for file in _candidates(raw, found["notes"]):
@@ -61,8 +64,10 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise UsageError(f"--in {raw!r} is neither a run directory nor a results file (it does not exist)")
-    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs")
-    for store in sorted(path.rglob(SWEEP_STORE)):
+    readings = [p.parent for p in path.rglob("readings.json")]
+    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs"
+                   and not any(root / "runs" in p.parents for root in readings))
+    for store in sorted(s for s in path.rglob(SWEEP_STORE) if not any(root / "runs" in s.parents for root in readings)):
         if not (store.parent / "summary.json").exists():
             notes.append(f"{store.parent}: a sweep that never finished (no summary.json); rerun its "
                          "sltcheck repro command to resume it")
@@ -97,7 +102,7 @@ def _partial(kind: str, payload: dict[str, Any], file: Path) -> str | None:
         shown = ", ".join(missing[:6]) + (", ..." if len(missing) > 6 else "")
         return (f"{file}: a partial check run: {len(missing)} of {len(payload['planned'])} units never ran "
                 f"({shown}); rerun its sltcheck check to finish it")
-    if kind == "synthetic" and not payload["complete"]:
+    if kind in ("synthetic", "readings") and not payload["complete"]:
         return f"{file}: a partial sweep; rerun its sltcheck repro command to finish it"
     return None
 

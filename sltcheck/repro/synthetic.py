@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -42,6 +42,8 @@ require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproduc
 import torch  # noqa: E402
 
 from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402
+from sltcheck.harness.serialise import decode, encode  # noqa: E402
+from sltcheck.jsonfiles import fingerprint, read_json, write_json_atomic  # noqa: E402
 from sltcheck.model import reference  # noqa: E402
 from sltcheck.model.torch_model import MultiHeadAttention, Transformer  # noqa: E402
 from sltcheck.model.weights import MHAWeights, TransformerWeights  # noqa: E402
@@ -49,8 +51,6 @@ from sltcheck.numerics.validation import check_choice  # noqa: E402
 from sltcheck.numerics.verdict import decide  # noqa: E402
 from sltcheck.pruning import construction, sources  # noqa: E402
 from sltcheck.pruning.subset_sum import MIPOptions  # noqa: E402
-from sltcheck.harness.serialise import decode, encode  # noqa: E402
-from sltcheck.jsonfiles import fingerprint, read_json, write_json_atomic  # noqa: E402
 from sltcheck.repro import bounds, figures, targets  # noqa: E402
 from sltcheck.repro.dataset import (  # noqa: E402
     AngularVelocity,
@@ -169,7 +169,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
     if reason is not None:
         raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
     for name, value, limit in (("--sources", config.sources, MAX_SOURCES),
-                               ("test_samples", config.test_samples, MAX_TEST_SAMPLES)):
+                               ("--test-samples", config.test_samples, MAX_TEST_SAMPLES),
+                               ("--target-epochs", config.target_epochs, MAX_EPOCHS)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
             raise UsageError(f"{name} must be an integer from 1 to {limit}, got {value!r}")
     if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
@@ -182,6 +183,7 @@ def validate_config(config: SweepConfig) -> SweepConfig:
 
 MAX_SOURCES = 100_000
 MAX_TEST_SAMPLES = 1_000_000
+MAX_EPOCHS = 10_000
 
 
 # --- one source ---------------------------------------------------------------
