@@ -236,11 +236,12 @@ def _synthetic_differences(figure: str, runs: list[dict[str, Any]]) -> list[str]
         if summary["config"]["mode"] == "paper" and interval is not None and interval[0] <= 0 <= interval[1]:
             lines.append(f"- Mode paper (`{summary['_source']}`): the error does not fall with the width (delta's "
                          f"interval {_fit_text(fit).split('delta = ')[1]} contains 0), unlike the paper's. Xavier "
-                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), so a subset sum of n "
-                         "products q_i k_i reaches at most 6n/(n+2) < 6 whatever n; these targets, kept as built "
-                         "(spectral norms up to "
+                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), and the merged "
+                         "W_QK = W_Q W_K^T / sqrt(n_K) (Eq. 4) divides each product q_i k_i by sqrt(n): a subset sum "
+                         "of the about n/2 candidates of one sign reaches at most about 3n/((n+2) sqrt(n)) ~ "
+                         "3/sqrt(n), which shrinks as n grows. These targets, kept as built (spectral norms up to "
                          f"{_number(max((max(n.values()) for n in summary['target_norms'].values()), default=None))}"
-                         ") may need merged entries beyond that reach, and then width no longer helps. "
+                         ") need merged entries beyond that reach, and then width no longer helps. "
                          "This is a consistent explanation, not a measured one; how the paper's Xavier sources "
                          "reach its targets is not stated.")
     if figure == "fig4":
