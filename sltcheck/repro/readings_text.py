@@ -27,7 +27,8 @@ def conclusion(document: dict[str, Any]) -> str:
     figure, rows = document["figure"], document["readings"]
     lines = []
     if not document["complete"]:
-        lines.append("PARTIAL: some readings' runs are not complete; the numbers below cover what finished.")
+        lines.append(f"PARTIAL: {document.get('runs_done', '?')} of {document.get('runs_planned', '?')} runs finished; "
+                     "the numbers below cover what finished (rerun the same command to resume).")
     if figure == "fig4":
         lines += _fig4_conclusion(rows)
     elif figure == "fig5":

@@ -202,9 +202,10 @@ def _readings_section(document: dict[str, Any]) -> list[str]:
     sources = config.get("sources") or "the preset's"
     widths = config.get("widths") or "the preset's"
     minutes = float(document.get("wall_seconds", 0.0)) / 60
+    cpu = float(document.get("source_seconds", 0.0)) / 60
     head = (f"Every reading of `{document['_source']}` (preset {document['preset']}, {sources} sources per point, "
-            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time for what this "
-            f"invocation computed{'' if document['complete'] else '; PARTIAL'}):")
+            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time in the last "
+            f"invocation, {cpu:.1f} min of sources in all{'' if document['complete'] else '; PARTIAL'}):")
     header, rows = table(document)
     lines = [head, ""] + _table(header, rows) + ["", "Conclusion (generated from the table):", ""]
     lines += [f"- {line}" for line in str(document["conclusion"]).splitlines()]
