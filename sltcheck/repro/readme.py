@@ -440,6 +440,29 @@ def render(documents: list[dict[str, Any]]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+FIGURE_HEADING = "**Figure "
+
+
+def _by_figure(text: str) -> dict[str, str]:
+    """The section's text cut at each "**Figure N.**" heading, keyed "fig4", ... (a heading's
+    block runs to the next one)."""
+    blocks: dict[str, str] = {}
+    current: str | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(FIGURE_HEADING):
+            current = "fig" + line[len(FIGURE_HEADING):].split(".")[0]
+            blocks[current] = ""
+        if current is not None:
+            blocks[current] += line
+    return blocks
+
+
 def rewrite(readme: Path, text: str) -> None:
-    """Replace the generated section of ``readme`` (between START and END) by ``text``."""
-    rewrite_section(readme, START, END, text)
+    """Replace, in the generated section of ``readme`` (between START and END), the blocks of the
+    figures ``text`` holds; the other figures' blocks stay as they were (each figure's runs can be
+    regenerated on their own), all in figure order."""
+    content = readme.read_text()
+    old = content.split(START, 1)[1].split(END, 1)[0] if START in content and END in content else ""
+    blocks = {**_by_figure(old), **_by_figure(text)}
+    merged = "".join(blocks[key].rstrip("\n") + "\n\n" for key in sorted(blocks, key=lambda k: int(k[3:])))
+    rewrite_section(readme, START, END, merged.rstrip("\n") + "\n")
