@@ -214,3 +214,25 @@ def test_the_conclusion_backs_each_claim_with_its_numbers() -> None:
     assert "No reading of the 1" in text
     assert "from n = 12 at 0.12" in text and "0.1 [0.05, 0.15]" in text
     assert "3 vacuous" in text and "0.3%" in text
+
+
+def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = readings.make_config("fig4", "quick", {"init": ("theory", "xavier"), "token": ("fixed-zero",),
+                                                    "norms": ("rescale",)},
+                                  widths=(4, 8), sources=1, test_samples=10, target_epochs=1)
+    real, calls = synthetic.run, []
+
+    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(synthetic, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        readings.run(config, tmp_path / "grid", progress=False)
+    partial = json.loads((tmp_path / "grid" / "readings.json").read_text())
+    assert not partial["complete"] and (partial["runs_done"], partial["runs_planned"]) == (1, 2)
+    assert partial["conclusion"].startswith("PARTIAL: 1 of 2 runs finished")
+    monkeypatch.setattr(synthetic, "run", real)
+    assert readings.run(config, tmp_path / "grid", progress=False)["complete"]

@@ -141,9 +141,10 @@ def fit(kind: str, widths: np.ndarray, means: np.ndarray, per_source: list[np.nd
     return fit_decay(widths, means, delta)
 
 
-# A plateau: the log-linear decay rate over the last half of the widths is under this fraction of
-# the rate over the first half (or its 95% interval contains 0).
+# The last half's decay rate counts as small below this fraction of the first half's rate, or
+# below SMALL_RATE per unit of width (a factor 1.1 over ten widths), whichever is larger.
 PLATEAU_SLOPE_FRACTION = 0.2
+SMALL_RATE = 0.01
 # Where a plateau starts: the first width from which every mean is within this factor of the level.
 PLATEAU_FACTOR = 1.5
 # Each half needs this many widths for its rate to have an interval.
@@ -152,13 +153,16 @@ HALF_WIDTHS = 3
 
 def regime(widths: np.ndarray, means: np.ndarray) -> dict[str, object]:
     """How the mean error behaves with the width, from log-linear fits of the first and the last
-    half of the widths (each of at least HALF_WIDTHS widths, sharing the middle one):
+    half of the widths (each of at least HALF_WIDTHS widths, sharing the middle one), decided on
+    the last half's 95% interval, so that noise is never read as a plateau:
 
-    - "exponential": the last half still decays: its rate's 95% interval excludes 0 and the rate
-      is at least PLATEAU_SLOPE_FRACTION of the first half's;
-    - otherwise the last half is flat at ``level`` (the geometric mean of its means): a "plateau"
+    - "exponential": the last half still decays (its rate's interval lies above 0) at a rate of at
+      least PLATEAU_SLOPE_FRACTION of the first half's;
+    - the last half is flat (its rate's whole interval lies under max(PLATEAU_SLOPE_FRACTION x the
+      first half's rate, SMALL_RATE)) at ``level`` (the geometric mean of its means): a "plateau"
       where the smallest width's mean lies above PLATEAU_FACTOR x level (``starts_at``: the first
       width from which every mean is within that factor of the level), else "no decay";
+    - "undetermined" otherwise: the interval neither excludes decay nor shows it (too few sources);
 
     with both rates and their intervals, so the label can be checked against its numbers."""
     widths, means = np.asarray(widths, dtype=float), np.asarray(means, dtype=float)
@@ -170,17 +174,17 @@ def regime(widths: np.ndarray, means: np.ndarray) -> dict[str, object]:
     late = fit_log_linear(widths[half:], means[half:])
     rates = {"early_delta": early.delta, "early_delta_interval": early.delta_interval,
              "late_delta": late.delta, "late_delta_interval": late.delta_interval}
-
-    def contains_zero(interval: tuple[float, float] | None) -> bool:
-        return interval is not None and interval[0] <= 0 <= interval[1]
-
+    small = max(PLATEAU_SLOPE_FRACTION * early.delta, SMALL_RATE)
+    low, high = late.delta_interval or (late.delta, late.delta)
     level = float(np.exp(np.mean(np.log(means[half:]))))
-    late_flat = late.delta <= 0 or contains_zero(late.delta_interval) or (
-        early.delta > 0 and late.delta < PLATEAU_SLOPE_FRACTION * early.delta)
-    if not late_flat:
+    if low > 0 and late.delta >= PLATEAU_SLOPE_FRACTION * early.delta:
         return {"regime": "exponential", **rates}
+    if high >= small:
+        return {"regime": "undetermined", "reason": f"the last half's decay rate lies in [{low:.3g}, {high:.3g}]",
+                **rates}
     if means[0] <= PLATEAU_FACTOR * level:
         return {"regime": "no decay", "level": level, **rates}
     within = np.abs(np.log(means / level)) <= np.log(PLATEAU_FACTOR)
-    start = next(float(widths[i]) for i in range(widths.size) if within[i:].all())
+    # the first half's end where the noise puts even the last means outside the factor
+    start = next((float(widths[i]) for i in range(widths.size) if within[i:].all()), float(widths[half]))
     return {"regime": "plateau", "level": level, "starts_at": start, **rates}

@@ -157,8 +157,9 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
                 records = [r for row in stored.records() for r in row["records"]]
             options = dict(zip(COMPUTED, _options_of(name, config.figure), strict=True))
             computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - began))
-        document = readings_document(config, computed)
-        write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
+            # after every run, so an interrupted grid still shows (as partial) what it finished
+            document = readings_document(config, computed, planned=len(runs))
+            write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
         figures.write_overlay(config.figure, [r for r in document["readings"] if r["curve"]], directory)
         return document
     finally:
@@ -173,19 +174,23 @@ def _options_of(name: str, figure: str) -> tuple[str, ...]:
 # --- the readings' table ------------------------------------------------------------------------
 
 
-def readings_document(config: ReadingsConfig, computed: list[Computed]) -> dict[str, Any]:
+def readings_document(config: ReadingsConfig, computed: list[Computed], planned: int | None = None) -> dict[str, Any]:
+    """The readings of the runs in ``computed``; ``complete`` only where every one of the
+    ``planned`` runs (default: those given) is there and complete."""
     rows = []
     for run in computed:
         for error, kind, span in itertools.product(config.grid["error"], config.grid["fit"], config.fit_widths):
             rows.append(_reading(config, run, error, kind, span))
-    complete = all(run.summary.get("complete") for run in computed)
+    complete = all(run.summary.get("complete") for run in computed) and len(computed) == (planned or len(computed))
     document = {
         "schema_version": SCHEMA_VERSION, "figure": config.figure, "preset": config.preset,
         "config": asdict(config), "complete": complete,
         "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "readings": rows,
         "target": _target_facts(computed),
+        "runs_planned": planned or len(computed), "runs_done": len(computed),
         "wall_seconds": sum(run.seconds for run in computed),
+        "source_seconds": sum(float(run.summary.get("source_seconds") or 0.0) for run in computed),
     }
     document["conclusion"] = conclusion(document)
     return document

@@ -27,7 +27,8 @@ def conclusion(document: dict[str, Any]) -> str:
     figure, rows = document["figure"], document["readings"]
     lines = []
     if not document["complete"]:
-        lines.append("PARTIAL: some readings' runs are not complete; the numbers below cover what finished.")
+        lines.append(f"PARTIAL: {document.get('runs_done', '?')} of {document.get('runs_planned', '?')} runs finished; "
+                     "the numbers below cover what finished (rerun the same command to resume).")
     if figure == "fig4":
         lines += _fig4_conclusion(rows)
     elif figure == "fig5":
@@ -83,6 +84,9 @@ def _fig4_conclusion(rows: list[dict[str, Any]]) -> list[str]:
                      f"{_number(r['regime']['level'])} (decay rate {_rate(r['regime'], 'early')} over the "
                      f"first half of the widths, {_rate(r['regime'], 'late')} over the second), so its "
                      f"fitted delta {_interval(r, 'delta')} mixes the first drop with the plateau.")
+    for r in (r for r in rows if r["regime"].get("regime") == "undetermined"):
+        lines.append(f"Undetermined: {r['name']}: {r['regime'].get('reason', '')} (more sources or widths would "
+                     "tell a plateau from a decay).")
     for r in exponential:
         ratio = r["delta"] / PAPER_FIT["delta"] if isinstance(r.get("delta"), float) else None
         lines.append(f"Exponential to the widest width: {r['name']}, delta {_interval(r, 'delta')}"

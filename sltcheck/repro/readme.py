@@ -216,9 +216,10 @@ def _readings_section(document: dict[str, Any]) -> list[str]:
     sources = config.get("sources") or "the preset's"
     widths = config.get("widths") or "the preset's"
     minutes = float(document.get("wall_seconds", 0.0)) / 60
+    cpu = float(document.get("source_seconds", 0.0)) / 60
     head = (f"Every reading of `{document['_source']}` (preset {document['preset']}, {sources} sources per point, "
-            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time for what this "
-            f"invocation computed{'' if document['complete'] else '; PARTIAL'}):")
+            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time in the last "
+            f"invocation, {cpu:.1f} min of sources in all{'' if document['complete'] else '; PARTIAL'}):")
     header, rows = table(document)
     lines = [head, ""] + _table(header, rows) + ["", "Conclusion (generated from the table):", ""]
     lines += [f"- {line}" for line in str(document["conclusion"]).splitlines()]
@@ -250,11 +251,12 @@ def _synthetic_differences(figure: str, runs: list[dict[str, Any]]) -> list[str]
         if summary["config"]["mode"] == "paper" and interval is not None and interval[0] <= 0 <= interval[1]:
             lines.append(f"- Mode paper (`{summary['_source']}`): the error does not fall with the width (delta's "
                          f"interval {_fit_text(fit).split('delta = ')[1]} contains 0), unlike the paper's. Xavier "
-                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), so a subset sum of n "
-                         "products q_i k_i reaches at most 6n/(n+2) < 6 whatever n; these targets, kept as built "
-                         "(spectral norms up to "
+                         "entries of an MHA's 2 x n W_Q and W_K are at most sqrt(6/(n+2)), and the merged "
+                         "W_QK = W_Q W_K^T / sqrt(n_K) (Eq. 4) divides each product q_i k_i by sqrt(n): a subset sum "
+                         "of the about n/2 candidates of one sign reaches at most about 3n/((n+2) sqrt(n)) ~ "
+                         "3/sqrt(n), which shrinks as n grows. These targets, kept as built (spectral norms up to "
                          f"{_number(max((max(n.values()) for n in summary['target_norms'].values()), default=None))}"
-                         ") may need merged entries beyond that reach, and then width no longer helps. "
+                         ") need merged entries beyond that reach, and then width no longer helps. "
                          "This is a consistent explanation, not a measured one; how the paper's Xavier sources "
                          "reach its targets is not stated.")
     if figure == "fig4":
@@ -452,6 +454,29 @@ def render(documents: list[dict[str, Any]]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+FIGURE_HEADING = "**Figure "
+
+
+def _by_figure(text: str) -> dict[str, str]:
+    """The section's text cut at each "**Figure N.**" heading, keyed "fig4", ... (a heading's
+    block runs to the next one)."""
+    blocks: dict[str, str] = {}
+    current: str | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith(FIGURE_HEADING):
+            current = "fig" + line[len(FIGURE_HEADING):].split(".")[0]
+            blocks[current] = ""
+        if current is not None:
+            blocks[current] += line
+    return blocks
+
+
 def rewrite(readme: Path, text: str) -> None:
-    """Replace the generated section of ``readme`` (between START and END) by ``text``."""
-    rewrite_section(readme, START, END, text)
+    """Replace, in the generated section of ``readme`` (between START and END), the blocks of the
+    figures ``text`` holds; the other figures' blocks stay as they were (each figure's runs can be
+    regenerated on their own), all in figure order."""
+    content = readme.read_text()
+    old = content.split(START, 1)[1].split(END, 1)[0] if START in content and END in content else ""
+    blocks = {**_by_figure(old), **_by_figure(text)}
+    merged = "".join(blocks[key].rstrip("\n") + "\n\n" for key in sorted(blocks, key=lambda k: int(k[3:])))
+    rewrite_section(readme, START, END, merged.rstrip("\n") + "\n")
