@@ -142,10 +142,11 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
     """Run (or resume) every computed combination into ``out/runs/NAME``, then write
     ``out/readings.json`` and the overlay plot; returns the readings document."""
     directory = ensure_writable_directory(out)
-    lock = DirectoryLock(directory)
+    fresh = not (directory / "config.json").exists()
+    lock = DirectoryLock(directory, "repro readings")
+    computed: list[Computed] = []
     try:
         bind_configuration(directory, json_safe(asdict(config)), versions())
-        computed = []
         runs = config.runs()
         for index, (name, run_config) in enumerate(runs, 1):
             if progress:
@@ -162,6 +163,10 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
             write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
         figures.write_overlay(config.figure, [r for r in document["readings"] if r["curve"]], directory)
         return document
+    except BaseException:
+        if fresh and not computed and not (directory / "readings.json").exists():
+            (directory / "config.json").unlink(missing_ok=True)  # nothing finished: a corrected command may start
+        raise
     finally:
         lock.release()
 
