@@ -26,7 +26,7 @@ from sltcheck.jsonfiles import read_json
 
 SCHEMA_VERSION = 1
 TIMING_FIELDS = frozenset({"seconds", "examples_per_second", "created", "median_time_s", "max_time_s",
-                           "times_s", "elapsed", "wall_seconds", "source_seconds", "digest"})
+                           "times_s", "elapsed", "wall_seconds", "source_seconds", "wall_seconds_all", "digest"})
 
 T = TypeVar("T")
 

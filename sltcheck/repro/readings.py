@@ -37,7 +37,7 @@ import numpy as np
 
 from sltcheck.errors import UsageError
 from sltcheck.executors import Executor
-from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.jsonfiles import read_json, write_json_atomic
 from sltcheck.repro import figures, synthetic
 from sltcheck.repro.dataset import angular_velocity
 from sltcheck.repro.fits import FITS, PAPER_FIT, WORKSHOP_FIT, inside, regime
@@ -145,8 +145,10 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
     fresh = not (directory / "config.json").exists()
     lock = DirectoryLock(directory, "repro readings")
     computed: list[Computed] = []
+    began = time.perf_counter()
     try:
         bind_configuration(directory, json_safe(asdict(config)), versions())
+        earlier = _earlier_wall_seconds(directory / "readings.json")
         runs = config.runs()
         for index, (name, run_config) in enumerate(runs, 1):
             if progress:
@@ -160,6 +162,7 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
             computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - began))
             # after every run, so an interrupted grid still shows (as partial) what it finished
             document = readings_document(config, computed, planned=len(runs))
+            document["wall_seconds_all"] = earlier + time.perf_counter() - began
             write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
         figures.write_overlay(config.figure, [r for r in document["readings"] if r["curve"]], directory)
         return document
@@ -169,6 +172,13 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
         raise
     finally:
         lock.release()
+
+
+def _earlier_wall_seconds(path: Path) -> float:
+    """The wall time earlier invocations spent on this grid (0 for a new one)."""
+    if not path.exists():
+        return 0.0
+    return float(read_json(path, "readings").get("wall_seconds_all", 0.0))
 
 
 def _options_of(name: str, figure: str) -> tuple[str, ...]:
@@ -193,12 +203,19 @@ def readings_document(config: ReadingsConfig, computed: list[Computed], planned:
         "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "readings": rows,
         "target": _target_facts(computed),
+        "setting": _setting(computed[0].config) if computed else {},
         "runs_planned": planned or len(computed), "runs_done": len(computed),
         "wall_seconds": sum(run.seconds for run in computed),
         "source_seconds": sum(float(run.summary.get("source_seconds") or 0.0) for run in computed),
     }
     document["conclusion"] = conclusion(document)
     return document
+
+
+def _setting(run_config: synthetic.SweepConfig) -> dict[str, Any]:
+    """What every reading shares (the preset's counts, or the ones given)."""
+    return {key: getattr(run_config, key) for key in ("sources", "widths", "lengths", "blocks", "test_samples",
+                                                      "target_epochs", "seed")}
 
 
 def _target_facts(computed: list[Computed]) -> list[dict[str, Any]]:

@@ -211,15 +211,19 @@ def _readings_section(document: dict[str, Any]) -> list[str]:
     """A readings run: its setting and wall time, the table of every reading, the conclusion."""
     from sltcheck.repro.readings_text import table
 
-    config = document["config"]
+    setting = document.get("setting") or {}
     first = document["readings"][0] if document["readings"] else {}
-    sources = config.get("sources") or "the preset's"
-    widths = config.get("widths") or "the preset's"
-    minutes = float(document.get("wall_seconds", 0.0)) / 60
+    sources = setting.get("sources", "?")
+    widths = _span(list(setting["widths"])) if setting.get("widths") else "?"
+    if document["figure"] == "fig5":
+        widths += f", T = {_span(list(setting.get('lengths') or []))}"
+    if document["figure"] == "fig6":
+        widths += f", B = {_span(list(setting.get('blocks') or []))}"
+    minutes = float(document.get("wall_seconds_all", document.get("wall_seconds", 0.0))) / 60
     cpu = float(document.get("source_seconds", 0.0)) / 60
     head = (f"Every reading of `{document['_source']}` (preset {document['preset']}, {sources} sources per point, "
-            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time in the last "
-            f"invocation, {cpu:.1f} min of sources in all{'' if document['complete'] else '; PARTIAL'}):")
+            f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time, "
+            f"{cpu:.1f} min of sources summed over the workers{'' if document['complete'] else '; PARTIAL'}):")
     header, rows = table(document)
     lines = [head, ""] + _table(header, rows) + ["", "Conclusion (generated from the table):", ""]
     lines += [f"- {line}" for line in str(document["conclusion"]).splitlines()]
