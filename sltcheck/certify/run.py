@@ -9,6 +9,7 @@ the outcome does not depend on the executor, the worker count or the order tasks
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import math
@@ -21,6 +22,7 @@ from typing import Any
 
 from sltcheck.certify import Family
 from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, root, split
+from sltcheck.errors import StoredResultError
 from sltcheck.executors import Executor, InProcessExecutor
 from sltcheck.schema import SCHEMA_VERSION
 
@@ -61,40 +63,129 @@ class State:
 
 
 class Store:
-    """SQLite: per family its configuration and State, and its open boxes."""
+    """SQLite: per family its configuration and State, and its open boxes, with what lets a resumed
+    run verify them (a proof must not rest on a file anyone can edit unseen):
+
+    - every saved round writes a digest chained to the previous round's: SHA-256 over that digest, the
+      family's configuration and State, and a sum of the open boxes' hashes (kept up to date row by
+      row, so a round costs what it changes); :meth:`load` recomputes it from the rows;
+    - the family's volume is conserved: closed + outside + open boxes' volumes add up to the whole box.
+
+    A family whose rows fail either check, a damaged file and a full disk are one-line errors naming
+    the file (:func:`sltcheck.rundir.store_error`). The digest has no secret: it shows an edit or a
+    lost row, not a forgery, so each resumed family also says that its proof rests on this file
+    (:meth:`provenance`)."""
 
     def __init__(self, path: Path) -> None:
+        from sltcheck.rundir import store_error
+
         self.path = path
-        self.db = sqlite3.connect(path)
-        self.db.executescript(
-            "CREATE TABLE IF NOT EXISTS family (key TEXT PRIMARY KEY, config TEXT, state TEXT);"
-            "CREATE TABLE IF NOT EXISTS box (key TEXT, seq INTEGER, box TEXT, upper REAL, volume REAL,"
-            " PRIMARY KEY (key, seq));"
-        )
+        self._hashes: dict[str, dict[int, int]] = {}  # key -> open box seq -> its row hash
+        self._digest: dict[str, str] = {}
+        self._resumed: dict[str, dict[str, Any]] = {}
+        try:
+            self.db = sqlite3.connect(path)
+            self.db.executescript(
+                "CREATE TABLE IF NOT EXISTS family (key TEXT PRIMARY KEY, config TEXT, state TEXT, digest TEXT);"
+                "CREATE TABLE IF NOT EXISTS box (key TEXT, seq INTEGER, box TEXT, upper REAL, volume REAL,"
+                " PRIMARY KEY (key, seq));"
+            )
+            if "digest" not in [row[1] for row in self.db.execute("PRAGMA table_info(family)")]:
+                self.db.execute("ALTER TABLE family ADD COLUMN digest TEXT")  # a store from before digests
+        except sqlite3.Error as error:
+            raise store_error(error, path, "box store") from None
 
     def close(self) -> None:
         self.db.close()
 
+    def _damaged(self, key: str, why: str) -> StoredResultError:
+        return StoredResultError(f"box store {str(self.path)!r}: the family {key} {why}, so its proof cannot resume "
+                                 "from it; move the store away (or give another --out) to start over")
+
     def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[tuple[float, int, Box, float]]] | None:
-        row = self.db.execute("SELECT config, state FROM family WHERE key = ?", (key,)).fetchone()
+        from sltcheck.rundir import store_error
+
+        try:
+            row = self.db.execute("SELECT config, state, digest FROM family WHERE key = ?", (key,)).fetchone()
+            rows = list(self.db.execute("SELECT seq, box, upper, volume FROM box WHERE key = ?", (key,)))
+        except sqlite3.Error as error:
+            raise store_error(error, self.path, "box store") from None
         if row is None:
+            if rows:
+                raise self._damaged(key, f"has {len(rows)} open boxes but no row of its own (rows deleted?)")
+            self._hashes[key], self._digest[key] = {}, ""
             return None
-        if json.loads(row[0]) != config:
-            raise ValueError(f"the run directory holds {key} with configuration {row[0]}, not {json.dumps(config)}: "
-                             "use another --out (one configuration per run directory)")
-        state = State(**json.loads(row[1]))
-        opened = [(-upper, seq, _decode(text), volume) for seq, text, upper, volume in
-                  self.db.execute("SELECT seq, box, upper, volume FROM box WHERE key = ?", (key,))]
+        config_text, state_text, digest = row
+        try:
+            recorded_config = json.loads(config_text)
+            state = State(**json.loads(state_text))
+            opened = [(-upper, seq, _decode(text), volume) for seq, text, upper, volume in rows]
+        except (TypeError, ValueError, KeyError) as error:
+            raise self._damaged(key, f"has rows that are not what sltcheck writes ({error})") from None
+        if recorded_config != config:
+            from sltcheck.errors import UsageError
+            from sltcheck.rundir import differences
+
+            raise UsageError(f"box store {str(self.path)!r} holds {key} with another configuration: "
+                             f"{'; '.join(differences(recorded_config, config))}; use another --out (one "
+                             "configuration per run directory)")
+        hashes = {seq: _row_hash(seq, text, upper, volume) for seq, text, upper, volume in rows}
+        total = math.fsum([state.closed_volume, state.outside_volume, *(volume for *_, volume in rows)])
+        if abs(total - 1.0) > VOLUME_SLACK:
+            raise self._damaged(key, f"accounts for {total!r} of its volume, not all of it (boxes lost or edited)")
+        if digest is not None:
+            previous, _, recorded = digest.partition(":")
+            if _family_digest(previous, config_text, state_text, hashes) != recorded:
+                raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
+                                         "deleted or edited)")
+        self._hashes[key], self._digest[key] = hashes, digest.partition(":")[2] if digest else ""
+        self._resumed[key] = {"file": str(self.path), "resumed_at_round": state.rounds, "boxes_before": state.evaluated,
+                              "verified": ("the digest chained per round and the volume" if digest is not None else
+                                           "the volume only (a store written before digests)")}
         return state, opened
 
     def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
              added: list[tuple[int, Box, float, float]]) -> None:
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO family VALUES (?, ?, ?)",
-                            (key, json.dumps(config), json.dumps(asdict(state), allow_nan=True)))
-            self.db.executemany("DELETE FROM box WHERE key = ? AND seq = ?", [(key, s) for s in removed])
-            self.db.executemany("INSERT INTO box VALUES (?, ?, ?, ?, ?)",
-                                [(key, s, json.dumps(b), u, v) for s, b, u, v in added])
+        from sltcheck.rundir import store_error
+
+        hashes = self._hashes.setdefault(key, {})
+        rows = [(key, s, json.dumps(b), u, v) for s, b, u, v in added]
+        for seq in removed:
+            hashes.pop(seq, None)
+        for _, seq, text, upper, volume in rows:
+            hashes[seq] = _row_hash(seq, text, upper, volume)
+        config_text, state_text = json.dumps(config), json.dumps(asdict(state), allow_nan=True)
+        previous = self._digest.get(key, "")
+        digest = _family_digest(previous, config_text, state_text, hashes)
+        try:
+            with self.db:
+                self.db.execute("INSERT OR REPLACE INTO family VALUES (?, ?, ?, ?)",
+                                (key, config_text, state_text, f"{previous}:{digest}"))
+                self.db.executemany("DELETE FROM box WHERE key = ? AND seq = ?", [(key, s) for s in removed])
+                self.db.executemany("INSERT INTO box VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as error:
+            raise store_error(error, self.path, "box store") from None
+        self._digest[key] = digest
+
+    def provenance(self, key: str) -> dict[str, Any] | None:
+        """Where a resumed family's proof comes from: the store it resumed from at which round, and
+        what was verified of it; None for a family this process ran from its first round."""
+        resumed = self._resumed.get(key)
+        return None if resumed is None else {**resumed, "digest": self._digest.get(key)}
+
+
+VOLUME_SLACK = 1e-9  # the volumes are dyadic fractions summed in float64: exact far below this
+
+
+def _row_hash(seq: int, text: str, upper: float, volume: float) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seq}|{text}|{upper!r}|{volume!r}".encode()).digest(), "big")
+
+
+def _family_digest(previous: str, config_text: str, state_text: str, hashes: dict[int, int]) -> str:
+    """The round's digest: the previous round's, the configuration, the State and the open boxes (the
+    sum of their row hashes mod 2^256: independent of their order, updated row by row)."""
+    boxes = sum(hashes.values()) % 2**256
+    return hashlib.sha256(f"{previous}\n{config_text}\n{state_text}\n{boxes:064x}".encode()).hexdigest()
 
 
 def _decode(text: str) -> Box:

@@ -263,6 +263,14 @@ def readme_markers(distribution: str) -> tuple[str, str]:
             f"<!-- sltcheck bench solvers --distribution {distribution}: end -->")
 
 
+def _has_a_section(path: Any) -> None:
+    """--readme's check before any work: the file holds the markers of at least one distribution's section."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not any(start in text and end in text for start, end in map(readme_markers, DISTRIBUTIONS)):
+        raise ValueError(f"lacks the marker lines of every section it could rewrite (e.g. {README_START!r} and "
+                         f"{README_END!r})")
+
+
 def readme_text(report: dict[str, Any], command: str) -> str:
     """The README's performance numbers: when, on what load, by which command, then the tables."""
     load = report["load_average"]
@@ -273,24 +281,6 @@ def readme_text(report: dict[str, Any], command: str) -> str:
         f"peak resident memory of the whole run {report['max_rss_mb']:.0f} MB.\n\n"
         f"```text\n{format_table(report)}\n```\n"
     )
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(not 1 <= v <= MAX_SIZE for v in values):
-        raise argparse.ArgumentTypeError(f"expected integers from 1 to {MAX_SIZE}, got {text!r}")
-    return values
-
-
-def _solver_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in SOLVERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"solvers must be among {', '.join(SOLVERS)}, got {text!r}")
-    return names
 
 
 def planned_runs(sizes: list[int], solvers: list[str]) -> list[tuple[int, str]]:
@@ -308,10 +298,6 @@ def run(args: argparse.Namespace) -> int:
     from sltcheck.rundir import ensure_writable_file
     from sltcheck.schema import json_safe
 
-    if not 1 <= args.problems <= MAX_PROBLEMS:
-        raise UsageError(f"--problems must be an integer from 1 to {MAX_PROBLEMS}, got {args.problems}")
-    if not args.time_limit > 0:
-        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     if not planned_runs(args.sizes, args.solvers):
         raise UsageError(f"nothing to run: every --sizes value ({', '.join(map(str, args.sizes))}) is over the cap of "
                          f"each --solvers ({', '.join(args.solvers)}): brute takes n' <= {BRUTE_MAX_CANDIDATES}, "
@@ -319,13 +305,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         ensure_writable_file(args.out)
     start, end = readme_markers(args.distribution)
-    if args.readme is not None:  # refuse before the (long) run, not after it
-        try:
-            text = open(args.readme, encoding="utf-8").read()
-        except OSError as error:
-            raise UsageError(f"--readme {args.readme!r} cannot be read: {error}") from None
+    if args.readme is not None:  # the option's validator saw some section; this run needs its own
+        text = open(args.readme, encoding="utf-8", errors="replace").read()
         if start not in text or end not in text:
-            raise UsageError(f"--readme {args.readme!r} must contain the lines {start!r} and {end!r}")
+            raise UsageError(f"--readme {args.readme!r} must contain the lines {start!r} and {end!r} "
+                             f"(the section of --distribution {args.distribution})")
     command = " ".join(shlex.quote(part) for part in (
         "sltcheck", "bench", "solvers",
         *(("--distribution", args.distribution) if args.distribution != "uniform" else ()),
@@ -354,26 +338,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_TIME_LIMIT = 86_400.0  # seconds per problem
+
+
 def register(cli: Any) -> None:
+    from sltcheck.cli.options import JSON_OUT, SEED, InputPath, Integer, Names, Number, Numbers
+
     parser = cli.command(
         "solvers", help="time every subset-sum solver on the same random instances", handler=run, group="bench"
     )
-    parser.add_argument("--out", default=None, help="write the full results as JSON to this file")
+    parser.add_argument("--out", type=JSON_OUT, default=None, help="write the full results as JSON to this file")
     parser.add_argument("--distribution", choices=DISTRIBUTIONS, default="uniform",
                         help="the instances: uniform (Lemma 7's, the default), xavier (paper mode's Xavier sources, "
                              "targets inside, near and beyond the reach in thirds) or theory (Section 3.1's)")
-    parser.add_argument("--sizes", type=_int_list, default=[8, 16, 24, 32, 40, 48],
+    parser.add_argument("--sizes", type=Numbers(Integer(1, MAX_SIZE)), default=[8, 16, 24, 32, 40, 48],
                         help="comma-separated numbers of candidates n' (default 8,16,24,32,40,48)")
-    parser.add_argument("--problems", type=int, default=5, help="random instances per size (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the instances (default 0)")
-    parser.add_argument("--solvers", type=_solver_list, default=list(SOLVERS),
+    parser.add_argument("--problems", type=Integer(1, MAX_PROBLEMS), default=5,
+                        help="random instances per size (default 5)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the instances (default 0)")
+    parser.add_argument("--solvers", type=Names(SOLVERS), default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
-    parser.add_argument("--readme", default=None,
+    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a README with the marker lines of a "
+                                                  "bench section", f"{README_START}\n{README_END}\n"), default=None,
                         help=f"rewrite the section between {README_START!r} and {README_END!r} (for --distribution "
                              "NAME other than uniform: '<!-- sltcheck bench solvers --distribution NAME: start -->' "
                              "and its end) of this file with the tables, the command, the date and the load")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the (untimed) tracemalloc run that measures each solver's peak memory")
-    parser.add_argument("--time-limit", type=float, default=10.0,
+    parser.add_argument("--time-limit", type=Number(0, MAX_TIME_LIMIT, low_open=True), default=10.0,
                         help="time limit per problem for the MIP solvers and for exact and fast (which then "
                              "report a proven gap), seconds (default 10)")

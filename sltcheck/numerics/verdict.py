@@ -17,6 +17,7 @@ from sltcheck.numerics.defaults import GUARD_DIGITS, VERDICT_DPS
 from sltcheck.numerics.validation import check_dps
 
 DEFAULT_DPS = VERDICT_DPS
+PRINTED_DIGITS = 20  # significant digits of each side in a recorded verdict (as_dict)
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,8 @@ class Verdict:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "measured": mpmath.nstr(self.measured, 20),
-            "bound": mpmath.nstr(self.bound, 20),
+            "measured": mpmath.nstr(self.measured, PRINTED_DIGITS),
+            "bound": mpmath.nstr(self.bound, PRINTED_DIGITS),
             "ratio": self.ratio,
             "dps": self.dps,
             "holds": self.holds,
