@@ -236,3 +236,7 @@ def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pyt
     assert partial["conclusion"].startswith("PARTIAL: 1 of 2 runs finished")
     monkeypatch.setattr(synthetic, "run", real)
     assert readings.run(config, tmp_path / "grid", progress=False)["complete"]
+
+
+def test_a_decay_under_the_small_rate_is_slow_not_exponential() -> None:
+    assert regime(WIDTHS, 0.4 * np.exp(-0.006 * WIDTHS))["regime"] == "slow decay"
