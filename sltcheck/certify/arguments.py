@@ -154,8 +154,9 @@ class PiecewiseLinear:
             if ga == gb:
                 continue  # parallel: no crossing (or equal on the whole piece)
             root = a + (b - a) * ga / (ga - gb)
-            first, last = index == 0, index == len(pieces) - 1
-            if (first or root > a) and (last or root < b) and (not first or root < b) and (not last or root > a):
+            leftmost, rightmost = index == 0, index == len(pieces) - 1
+            if (leftmost or root > a) and (rightmost or root < b) and (root < b or not leftmost) \
+                    and (root > a or not rightmost):
                 crossings.append(root)
         breaks = tuple(sorted(set(points) | set(crossings)))
         first, second = self.value, other.value

@@ -70,7 +70,7 @@ from sltcheck.statements.theorem11.family import relu
 
 PARAMETERS = ("a1", "b1", "w1", "w1", "a2", "b2")  # the targets of theta's first six coordinates
 # the error groups: (the coordinates of h, the size of the group: max |h_k| over them)
-GROUPS = ((0,), (1,), (2, 3), (4,), (5,), (6, 7))
+GROUPS: tuple[tuple[int, ...], ...] = ((0,), (1,), (2, 3), (4,), (5,), (6, 7))
 
 
 def candidates() -> list[tuple[int, float]]:
@@ -170,24 +170,25 @@ def enclosure(bound: Any, slopes: Any) -> Any:
         point = all(arith.is_point(v) for v in values.values())
         bounds = []
         if point:  # the bound at each group's one-error instance, a point: narrow
-            for group in GROUPS:
-                sizes = [arith.point(1.0 if g is group else 0.0) for g in GROUPS]
+            for members in GROUPS:
+                sizes = [arith.point(1.0 if g is members else 0.0) for g in GROUPS]
                 bounds.append(increasing_range(arith, bound, [values["alpha"], values["log10_rho"], *sizes],
                                                [None] * 8))
         out: dict[tuple[int, float], Ratio] = {}
         for w2 in (1.0, -1.0):
             gradient = output_row(arith, values, theta, w2).d
             worst = 0.0
-            for group, coefficient in zip(GROUPS, beta, strict=True):
-                top = arith.upper(sum((arith.point(arith.magnitude(gradient[k])[1]) for k in group), arith.point(0.0)))
+            for members, coefficient in zip(GROUPS, beta, strict=True):
+                top = arith.upper(sum((arith.point(arith.magnitude(gradient[k])[1]) for k in members),
+                                      arith.point(0.0)))
                 slope = (arith.lower(coefficient), math.inf)
                 worst = max(worst, arith.upper(ratio_enclosure(arith, (top, top), slope)))
             for k in range(8):
                 low = 0.0
                 if point:
                     found = arith.magnitude(gradient[k])[0]
-                    group = next(i for i, g in enumerate(GROUPS) if k in g)
-                    low = arith.lower(ratio_enclosure(arith, (found, found), bounds[group]))
+                    which = next(i for i, members in enumerate(GROUPS) if k in members)
+                    low = arith.lower(ratio_enclosure(arith, (found, found), bounds[which]))
                 out[k, w2] = (arith.interval(min(low, worst), worst), arith.point(1.0))
         return [out[k, w2] for k, w2 in candidates()]
 
