@@ -142,10 +142,15 @@ def _evaluate_exactly(statement: str, instance: dict[str, Any], variant: str, dp
             m, b = module.measured(instance), module.BOUNDS[variant](instance)
         except NotEnclosed:
             return None
-    if m.value is None or b.value is None:
+    if b.value is None or m.high is None:
         return None
-    order = m.value.compare(b.value)
-    outcome = "holds" if order < 0 else "attained" if order == 0 else "violated"
+    if m.value is None:  # only measured's upper end is exact (a minimum enclosed by its best choice)
+        if m.high.compare(b.value) > 0:
+            return None
+        outcome = "holds"
+    else:
+        order = m.value.compare(b.value)
+        outcome = "holds" if order < 0 else "attained" if order == 0 else "violated"
     return {"statement": statement, "variant": variant, "work_dps": dps, "measured": m.ball, "bound": b.ball,
             "outcome": outcome, "certified": True, "reason": None, "decided_by": "exact arithmetic",
             "measured_digits": float("inf"), "bound_digits": float("inf")}

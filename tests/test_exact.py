@@ -106,3 +106,15 @@ def test_settle_decides_a_variant_but_never_a_mutant_bound() -> None:
     assert verdict.as_dict()["attained"] is True
     same = evaluate("theorem9", "tight", instance, dps=40, bound=theorem9.VARIANTS["tight"])
     assert same.undecided and not same.attained  # a bound given by the caller (a mutant's) is not settled
+
+
+def test_a_minimum_enclosed_by_its_best_choice_is_decided_from_its_exact_upper_end() -> None:
+    """Lemma 7 at d1 = 1: the construction's masks are among the best, so measured = bound as real
+    numbers; the measured side is known only as [the enumeration's lower bound, the best masks'
+    error], whose exact upper end equals the bound: "holds" (not "attained": measured may be less)."""
+    instance = {"W": np.asarray([[0.3]]), "W1": np.asarray([[0.5], [0.25]]), "W2": np.asarray([[1.0, 1.0]]),
+                "eps": 0.5}
+    assert certified._evaluate_at("lemma7", instance, "construction", 30, "arb")["outcome"] == "undecided"
+    result = certified.evaluate("lemma7", instance, "construction")
+    assert result["outcome"] == "holds" and result["decided_by"] == "exact arithmetic"
+    assert certified.evaluate("lemma7", instance, "bound-halved")["outcome"] == "violated"

@@ -72,7 +72,9 @@ def point_ratio(arith: Backend, family: Family, point: Sequence[float]) -> tuple
     return lowers[best], best
 
 
-def evaluate_box(arith: Backend, family: Family, box: Box) -> BoxResult:
+def evaluate_box(arith: Backend, family: Family, box: Box, lower: bool = True) -> BoxResult:
+    """The box's upper (its argument where the quotient reaches above 1) and, with ``lower``, the
+    ratio at its midpoint (else -inf: a trial half of the "best" split needs only its upper)."""
     lows, highs = box
     values = _values(arith, family, lows, highs)
     state = _state(arith, family, values)
@@ -85,8 +87,10 @@ def evaluate_box(arith: Backend, family: Family, box: Box) -> BoxResult:
         argument = argued(arith, family, values, lows, highs)
         if argument is not None:
             upper = 1.0
-    lower, choice = point_ratio(arith, family, point)
-    return BoxResult(upper, lower, choice, point, state, argument)
+    if not lower:
+        return BoxResult(upper, -math.inf, 0, point, state, argument)
+    low, choice = point_ratio(arith, family, point)
+    return BoxResult(upper, low, choice, point, state, argument)
 
 
 def argued(arith: Backend, family: Family, values: dict[str, Any], lows: Sequence[float],
@@ -99,13 +103,14 @@ def argued(arith: Backend, family: Family, values: dict[str, Any], lows: Sequenc
     return None
 
 
-def evaluate_boxes(shared: tuple[str, str], boxes: list[Box]) -> list[BoxResult]:
-    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker)."""
+def evaluate_boxes(shared: tuple[Any, ...], boxes: list[Box]) -> list[BoxResult]:
+    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker),
+    and optionally whether the midpoints' lower bounds are wanted (default: yes)."""
     from sltcheck.certify import families
 
-    key, backend_name = shared
+    key, backend_name, *rest = shared
     family, arith = families()[key], backend(backend_name)
-    return [evaluate_box(arith, family, box) for box in boxes]
+    return [evaluate_box(arith, family, box, lower=bool(rest[0]) if rest else True) for box in boxes]
 
 
 def root(family: Family) -> Box:

@@ -201,9 +201,10 @@ def _decode(text: str) -> tuple[Box, str | None]:
     return (tuple(lows), tuple(highs)), argument
 
 
-def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box]) -> list[BoxResult]:
+def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
+              lower: bool = True) -> list[BoxResult]:
     tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
-    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name), tasks))
+    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name, lower), tasks))
     return [r for k, _ in tasks for r in found[k]]
 
 
@@ -269,7 +270,7 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
             else:
                 popped.append(item)
         children, results = _children(executor, family, backend_name, popped)
-        state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions))
+        state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
         before = state.best_lower
         for result in results:
             _take_lower(state, result, "midpoint")
@@ -315,15 +316,13 @@ def _children(executor: Executor, family: Family, backend_name: str,
         return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
     axes = range(len(family.dimensions))
     trials = [half for item in popped for axis in axes for half in halves(item[2], axis)]
-    found = _evaluate(executor, family.key, backend_name, trials)
-    children, results = [], []
+    found = _evaluate(executor, family.key, backend_name, trials, lower=False)  # the uppers decide
+    children = []
     for index, item in enumerate(popped):
         pairs = [(found[2 * (index * len(axes) + axis)], found[2 * (index * len(axes) + axis) + 1]) for axis in axes]
         best = min(axes, key=lambda axis: sorted((pairs[axis][0].upper, pairs[axis][1].upper), reverse=True))
-        for half, result in zip(halves(item[2], best), pairs[best], strict=True):
-            children.append((half, item[3] / 2))
-            results.append(result)
-    return children, results
+        children += [(half, item[3] / 2) for half in halves(item[2], best)]
+    return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
 
 
 def _take_lower(state: State, result: BoxResult, source: str) -> None:

@@ -12,7 +12,9 @@ results to a findings.json of ``sltcheck check`` under the key ``certified_over_
 
 A fresh family seeds its lower bound itself: the worst-case search restricted to the family's shape
 (where the family says how), then a local climb after every rise of the lower bound; every seed's
-source is recorded (``seeds``, ``best_source``, and a counterexample's ``found_by``).
+source is recorded (``seeds``, ``best_source``, and a counterexample's ``found_by``). Boxes a family's
+arguments proved (where its bound is attained, :mod:`sltcheck.certify.arguments`) are recorded per
+argument (``proved_by_argument``: the share of the volume).
 """
 
 from __future__ import annotations
@@ -315,9 +317,11 @@ def outcome(entry: dict[str, Any]) -> str:
         source = "search seed" if source.startswith("search_worst_case") else source
         return (f"**counterexample**, ratio >= {found['certified_ratio'][0]:.6g} "
                 f"({source}; decided by {found.get('decided_by', 'interval')})")
+    argued = entry.get("proved_by_argument") or {}
+    by = "".join(f"; {name} on {100 * share:.1f}%" for name, share in argued.items() if share > 0)
     if entry["verdict"] == "held":
-        return f"**held** (proved on 100%), sup measured / bound in {bracket}"
-    return f"undecided: {100 * entry['proven_fraction']:.1f}% of the volume proved, sup in {bracket}"
+        return f"**held** (proved on 100%{by}), sup measured / bound in {bracket}"
+    return f"undecided: {100 * entry['proven_fraction']:.1f}% of the volume proved{by}, sup in {bracket}"
 
 
 def readme_table(entries: list[dict[str, Any]], command: str) -> str:

@@ -112,13 +112,16 @@ def rational(value: Any) -> Fraction:
 
 
 class Exact:
-    """An exact value (a :class:`Radical`) where known, and always a ball (arb) around the number."""
+    """An exact value (a :class:`Radical`) where known, and always a ball (arb) around the number;
+    ``high``, where known, an exact upper end (a minimum over choices enclosed by the best one found:
+    Lemma 7's measured side), kept by nothing but :func:`up_to` and the final comparison."""
 
-    __slots__ = ("ball", "value")
+    __slots__ = ("ball", "high", "value")
 
-    def __init__(self, value: Radical | None, ball: Any = None) -> None:
+    def __init__(self, value: Radical | None, ball: Any = None, high: Radical | None = None) -> None:
         self.value = value
         self.ball = value.ball() if ball is None and value is not None else ball
+        self.high = value if value is not None else high
 
     @staticmethod
     def lift(other: Any) -> Exact:
@@ -176,6 +179,15 @@ class Exact:
 
     def __repr__(self) -> str:
         return f"Exact({self.value}, {self.ball})"
+
+
+def up_to(low: Any, high: Exact) -> Exact:
+    """A number in [low, high] (``low`` an mpf or float end) that keeps ``high``'s exact value as its
+    exact upper end."""
+    from flint import arb
+
+    ball = high.ball.union(ExactBackend._exact_arb(low)) if isinstance(high.ball, arb) else high.ball
+    return Exact(None, ball, high.value if high.value is not None else high.high)
 
 
 def exact_max(values: list[Exact], largest: bool = True) -> Exact:
@@ -259,6 +271,15 @@ class ExactBackend(ArbBackend):
 
     def number(self, value: Any) -> Any:
         return Exact(Radical.of(rational(value)))
+
+    @staticmethod
+    def _exact_arb(value: Any) -> Any:
+        """An int, float or mpf as an exact arb point."""
+        from flint import arb, fmpq
+
+        q = rational(value)
+        return arb(fmpq(q.numerator, q.denominator)) if q.denominator & (q.denominator - 1) else arb(
+            (q.numerator, -(q.denominator.bit_length() - 1)))
 
     def from_ends(self, low: Any, high: Any) -> Any:
         if low == high and mpmath.isfinite(low):

@@ -107,6 +107,15 @@ def interval_of(low: object, high: object) -> Any:
     return active().from_ends(low, high)
 
 
+def up_to(low: object, high: Any) -> Any:
+    """A number containing [low, high] for an mpf or float ``low`` and an enclosure ``high``: on the
+    backend ``exact``, ``high``'s exact value is kept as the exact upper end (measured <= bound is
+    then decided exactly from it)."""
+    if isinstance(high, exactly.Exact):
+        return exactly.up_to(low, high)
+    return interval_of(low, ends(high)[1])
+
+
 def as_interval(value: object) -> Any:
     """A number of the active backend: one of its numbers as it is, another backend's through its
     exact ends, a (low, high) pair as that interval, a number as a point."""

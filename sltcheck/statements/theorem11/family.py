@@ -256,12 +256,12 @@ def family(heads: int) -> Family:
         description=f"d = n_K = n_V = L = 1, H = {heads}, T = 2, full mask, alpha in [1, {ALPHA_HIGH}], FC weight in "
                     "[-1, 1] and its width-2 Pensia source, every target and every pruned source within "
                     f"max(e_QK, e_VO, e_FC) in [1e{LOG_RHO_LOW:+.0f}, 1e{LOG_RHO_HIGH:+.0f}]",
-        expected="held")
+        expected="held", known_supremum=1.0)  # attained: Theorem 9's tight set, w = 1, e_FC = 0
 
 
 FAMILIES = [family(1), family(2)]
 # the known-false mutant (ratio up to 2 at x_1 = x_2 = alpha, w = 1, only W_VO perturbed), its
 # argument at the same factor
 MUTANT_FAMILIES = [replace(FAMILIES[0], variant="half", enclose=enclosure(1, 0.5), arguments=(chain_slack(1, 0.5),),
-                           expected="counterexample")]
+                           expected="counterexample", known_supremum=2.0)]
 FAMILIES += MUTANT_FAMILIES

@@ -285,14 +285,15 @@ def family(heads: int) -> Family:
         search_fixed={"d1": 1, "d2": 1, "H": heads, "dK": 1, "dV": 1, "T": 2, "mask": np.ones((2, 2), dtype=np.int8)},
         description=f"d = n_K = n_V = 1, H = {heads}, T = 2, full mask, alpha in [1, {ALPHA_HIGH}], every target "
                     f"and every pruned source within max(e_QK, e_VO) in [1e{LOG_RHO_LOW:+.0f}, 1e{LOG_RHO_HIGH:+.0f}]",
-        expected="held")
+        expected="held", known_supremum=1.0)  # attained: u_1 = u_2 = 1, e_QK = 0
 
 
 def halved(heads: int) -> Family:
     """The mutant ``half`` (the as-proven bound halved: known false, ratio up to 2), its argument at
     the same factor."""
     return replace(family(heads), variant="half", enclose=enclosure(heads, 0.5),
-                   arguments=(chain_slack(heads, 0.5),), expected="counterexample", search_fixed=None)
+                   arguments=(chain_slack(heads, 0.5),), expected="counterexample", search_fixed=None,
+                   known_supremum=2.0)
 
 
 FAMILIES = [family(1), family(2)]
