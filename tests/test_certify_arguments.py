@@ -229,3 +229,22 @@ def test_best_split_halves_the_dimension_that_matters(tmp_path: Path, monkeypatc
     assert found["best"]["sup_lower"] == pytest.approx(0.9)  # the x-halves' midpoints rise, then snap to x = 1
     assert found["widest"]["sup_lower"] == pytest.approx(0.45)  # the y-halves' midpoints never rise
     assert found["best"]["verdict"] == found["widest"]["verdict"] == "held"
+
+
+def test_a_family_with_an_unknown_split_is_refused() -> None:
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="split must be one of widest, best, got 'random'"):
+        replace(families()["theorem14/B2-d1-T2/as-proven"], split="random")
+
+
+def test_the_readme_table_says_what_each_argument_proved_and_under_what_load() -> None:
+    from sltcheck.cli.certify import readme_table
+
+    entry = {"statement": "theorem9", "family": "d1-T2", "variant": "as-proven", "expected": "held",
+             "verdict": "held", "sup_lower": 1 - 4e-15, "sup_upper": 1.0, "proven_fraction": 1.0,
+             "proved_by_argument": {"chain slack": 1.0}, "known_supremum": 1.0, "boxes": 3,
+             "boxes_per_second": 0.7, "seconds": 4.0, "finished": True}
+    text = readme_table([entry], "sltcheck certify --budget 60", "2 cores, load average 4.0 at the start")
+    assert "under its load: 2 cores, load average 4.0 at the start)" in text
+    assert "**held** (proved on 100%; chain slack on 100.0%), sup measured / bound in [1 - 4.0e-15, 1]" in text

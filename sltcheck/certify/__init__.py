@@ -38,6 +38,7 @@ from sltcheck.numerics.balls import Backend
 
 INSIDE, OUTSIDE, STRADDLES = "inside", "outside", "straddles"
 VERDICTS = ("held", "counterexample", "undecided")
+SPLITS = ("widest", "best")
 
 # (numerator, denominator): measured / bound = |numerator| / denominator, denominator > 0 (a family
 # may divide both sides by the same positive quantity, e.g. eps_max, to keep them from blurring).
@@ -88,6 +89,10 @@ class Family:
     # half) or "best" (every dimension's halves enclosed, the pair whose larger upper is least kept:
     # dimensions times the cost, for families whose enclosure hardly depends on some dimensions)
     split: str = "widest"
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
 
     @property
     def key(self) -> str:
