@@ -18,7 +18,9 @@ arithmetic (:mod:`sltcheck.numerics.exact`: rationals and square roots, where th
 its numbers there: a reproduced W_QK, equal tokens, d = 1): with both sides exact the outcome is
 decided exactly, "attained" where they are equal (measured <= bound proved, with equality: the
 chain attained term by term), "holds" or "violated" otherwise ("decided_by": "exact arithmetic",
-"backend": "exact"); where a side keeps no exact value the outcome stays "undecided".
+"backend": "exact"); where only the measured side's upper end is exact (a minimum enclosed by the
+best choice found: Lemma 7's best masks), "holds" when that end is <= the exact bound; where a side
+keeps no exact value the outcome stays "undecided".
 
 Each enclosure (``sltcheck.statements.<name>.enclosure``, discovered: ``measured(instance)`` and
 ``BOUNDS``, variant or mutant -> ``bound(instance)``) mirrors the point evaluation of its
