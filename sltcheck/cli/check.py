@@ -13,7 +13,8 @@ the findings are those of ``--workers 1`` (a test compares them).
 The properties run programmatically (not through pytest) with an explicit
 Hypothesis seed, so the same seed gives the same findings. For every
 statement and variant, ``findings.json`` holds: statement, variant,
-default (bool), examples, worst_ratio, violated, violations, undecided, filtered (draws an
+default (bool), examples, worst_ratio, violated, violations, undecided, attained (examples whose
+sides are equal, proved in exact arithmetic: held, not undecided), filtered (draws an
 assumption rejected),
 instance (exact JSON: floats as float.hex), seed, examples_per_second,
 search (the worst-case search of :mod:`sltcheck.harness.search` at the profile's
@@ -535,6 +536,7 @@ def _entry(
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,
+        "attained": record.attained,
         "filtered": record.filtered,
         "verdict": cast("VerdictRecord", verdict.as_dict()) if verdict else None,
         "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
@@ -582,7 +584,7 @@ def _in_planned_order(state: FindingsFile) -> None:
 def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
     lines = [
         f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
-        f"{'undecided':>9} {'ex/s':>8}"
+        f"{'undecided':>9} {'attained':>8} {'ex/s':>8}"
     ]
     for f in findings:
         ratio = f["worst_ratio"]
@@ -591,7 +593,7 @@ def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
             f"{f['examples']:>8} "
             f"{_shown(ratio):>14} "
             f"{('YES' if f['violated'] else 'no'):>8} "
-            f"{f['undecided']:>9} {f['examples_per_second'] or '-':>8}"
+            f"{f['undecided']:>9} {f.get('attained', 0):>8} {f['examples_per_second'] or '-':>8}"
         )
     if mutants:
         refuted = sum(bool(m["refuted"]) for m in mutants)
