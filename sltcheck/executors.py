@@ -38,6 +38,8 @@ from typing import Any, Self
 Task = tuple[str, tuple[Any, ...]]
 WorkFunction = Callable[..., Any]
 
+# How long a client waits for a scheduler (--scheduler) to answer before the command is refused.
+CONNECT_TIMEOUT = "20s"
 # Versions that must agree between the driver and every worker for identical results.
 MATCHED_PACKAGES = ("python", "numpy", "scipy", "mpmath", "torch", "sltcheck")
 
@@ -50,6 +52,10 @@ class Executor:
 
     def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
         raise NotImplementedError
+
+    def connect(self) -> None:
+        """Start or reach what runs the tasks now, so an unusable one is refused before the command
+        writes anything (nothing to do by default)."""
 
     def close(self) -> None:
         """Release what this executor started (nothing by default)."""
@@ -194,7 +200,7 @@ class DaskExecutor(Executor):
             from distributed import Client, LocalCluster
 
             if self.address is not None:
-                self._client = Client(self.address, timeout="60s")
+                self._client = Client(self.address, timeout=CONNECT_TIMEOUT)
             else:
                 cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1, processes=True,
                                        dashboard_address=None, silence_logs=self.silence_logs)
@@ -203,8 +209,27 @@ class DaskExecutor(Executor):
             self._owned.insert(0, self._client)
         return self._client
 
+    def connect(self) -> None:
+        """Connect to the scheduler (or start the LocalCluster) and compare the workers' libraries;
+        an unreachable scheduler is a :class:`~sltcheck.errors.UsageError` naming it."""
+        from sltcheck.errors import UsageError
+
+        try:
+            client = self.client
+        except Exception as error:  # noqa: BLE001 - whatever stops the connection, the address is the user's
+            if self.address is None:
+                raise UsageError(f"--cluster local: the Dask LocalCluster did not start ({type(error).__name__}: "
+                                 f"{error})") from None
+            raise UsageError(f"--scheduler {self.address}: no Dask scheduler answered within {CONNECT_TIMEOUT} "
+                             f"({type(error).__name__}: {error}); start one there, or give another address") from None
+        if not self._checked and client is not None:
+            self.check_versions()
+
     def check_versions(self) -> None:
-        """Raise ``RuntimeError`` naming every worker whose libraries differ from the driver's."""
+        """Raise a :class:`~sltcheck.errors.SltcheckError` naming every worker whose libraries differ from
+        the driver's (one line from the command line: the cluster's to fix, not a bug)."""
+        from sltcheck.errors import SltcheckError
+
         mine = _versions()
         theirs = self.client.run(_versions)
         wrong = {worker: {name: (found[name], mine[name]) for name in MATCHED_PACKAGES if found[name] != mine[name]}
@@ -214,8 +239,8 @@ class DaskExecutor(Executor):
             details = "; ".join(f"{worker}: " + ", ".join(f"{name} {got} (driver {want})"
                                                           for name, (got, want) in differences.items())
                                 for worker, differences in sorted(wrong.items()))
-            raise RuntimeError(f"Dask workers run other library versions than the driver, so their results "
-                               f"would not be identical: {details}")
+            raise SltcheckError(f"Dask workers run other library versions than the driver, so their results "
+                                f"would not be identical: {details}")
         self._checked = True
 
     def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
@@ -260,6 +285,10 @@ def make_executor(workers: int | None = None, scheduler: str | None = None, clus
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if scheduler is not None and cluster is not None:
         raise ValueError("give either a scheduler address or --cluster local, not both")
+    if scheduler is not None or cluster is not None:
+        from sltcheck.extras import require
+
+        require("distributed", "cluster", "--scheduler and --cluster local (Dask)")
     if scheduler is not None:
         return DaskExecutor(scheduler)
     if cluster is not None:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from sltcheck.errors import SltcheckError
 
-class MissingExtra(ImportError):
-    """An optional dependency is absent; the message names the extra that installs it."""
+
+class MissingExtra(SltcheckError, ImportError):
+    """An optional dependency is absent; the message names the extra that installs it (the
+    command line prints it as one line)."""
 
 
 def require(package: str, extra: str, needed_by: str) -> ModuleType:

@@ -7,7 +7,10 @@
   exist yet (a hard link, which fails atomically when it does);
 - :func:`read_json` turns a missing, empty, truncated or non-JSON file into a
   :class:`~sltcheck.errors.StoredResultError` naming the file;
-- :func:`fingerprint` is a short hash of a value's canonical JSON.
+- :func:`fingerprint` is a short hash of a value's canonical JSON;
+- :func:`seal` adds a ``digest`` of a result file's content, which :func:`seal_state` checks:
+  a file changed after sltcheck wrote it is told from one it wrote (the digest has no secret:
+  it shows an edit, not a forgery; ``sltcheck check --replay`` re-decides the numbers themselves).
 """
 
 from __future__ import annotations
@@ -36,17 +39,48 @@ def fingerprint(payload: object) -> str:
     return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
 
 
+DIGEST = "digest"
+
+
+def _digest(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical({k: v for k, v in payload.items() if k != DIGEST}).encode()).hexdigest()
+
+
+def seal(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with its ``digest``: the SHA-256 of its canonical JSON without that key."""
+    return {**{k: v for k, v in payload.items() if k != DIGEST}, DIGEST: _digest(payload)}
+
+
+def seal_state(payload: Any) -> str:
+    """"sealed" (the digest matches), "edited" (it does not) or "unsealed" (no digest: written by
+    an sltcheck before digests, or by hand)."""
+    if not isinstance(payload, dict) or DIGEST not in payload:
+        return "unsealed"
+    return "sealed" if payload[DIGEST] == _digest(payload) else "edited"
+
+
 def _temporary(target: Path, text: str) -> Path:
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise _naming(error, target) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
+    except OSError as error:  # a full disk names the file it could not write
+        Path(name).unlink(missing_ok=True)
+        raise _naming(error, target) from None
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
     return Path(name)
+
+
+def _naming(error: OSError, target: Path) -> OSError:
+    """``error`` naming ``target`` (a write error names no file of its own)."""
+    return OSError(error.errno, error.strerror or str(error), str(target))
 
 
 def write_json_atomic(path: str | Path, payload: object, *, indent: int | None = 1, sort_keys: bool = False) -> Path:

@@ -19,6 +19,7 @@ class VerdictRecord(TypedDict):
     dps: int
     holds: bool
     undecided: bool
+    attained: NotRequired[bool]  # measured = bound, proved exactly (absent from files written before it)
 
 
 class SearchRecord(TypedDict):
@@ -44,6 +45,7 @@ class FindingRecord(TypedDict):
     violated: bool
     violations: int
     undecided: int
+    attained: NotRequired[int]  # examples with measured = bound proved exactly (absent from files before it)
     filtered: NotRequired[int]  # draws an assumption rejected (absent from files written before it)
     verdict: VerdictRecord | None
     instance: dict[str, Any] | None
@@ -64,6 +66,7 @@ class _MutantOptional(TypedDict, total=False):
     raw_counterexample: dict[str, Any] | None
     raw_ratio: Ratio
     simplification: dict[str, Any] | None  # kept simplifications, evaluations, digits and zeros (raw, simplified)
+    interval: dict[str, Any]  # a certified enclosure of the ratio ("certified_ratio": sltcheck certify's rows)
 
 
 class MutantRecord(_MutantOptional):
@@ -97,6 +100,7 @@ class CheckRun(_CheckRunOptional):
 class _FindingsOptional(TypedDict, total=False):
     # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
     probability: dict[str, Any]
+    digest: str  # sltcheck.jsonfiles.seal (absent from files written before it)
     # sltcheck/repaired.py: per false or loose variant, the smallest constant c of measured <= c x bound
     # (statement, variant, constant, exact, attained, lower: the run's certified instance, upper: its kind)
     repaired_constants: list[dict[str, Any]]
@@ -131,7 +135,16 @@ class PointRecord(TypedDict):
     mean_bound: float | str  # a decimal string where float64 cannot hold it (Theorem 14 reaches 1e400+)
 
 
-class SummaryFile(TypedDict):
+class _SummaryOptional(TypedDict, total=False):
+    # Written since the vacuity check (a summary from an older sltcheck lacks them: "not recorded").
+    vacuous: int  # checks whose bound is at or above the trivial bound max_i ||S(x_i)|| + ||T(x_i)||
+    held: int  # checks that held with a bound below the trivial one
+    least_bound_over_trivial: float | str | None
+    source_seconds: float
+    wall_seconds: float
+
+
+class SummaryFile(_SummaryOptional):
     """``summary.json`` of ``sltcheck repro fig4|fig5|fig6``."""
 
     schema_version: int
@@ -149,6 +162,32 @@ class SummaryFile(TypedDict):
     norm_policy: str
     fingerprint: str
     complete: bool
+
+
+class ReadingFacts(TypedDict):
+    name: str
+    run: str
+    options: dict[str, Any]
+    fits: dict[str, Any]
+    checked: int
+    violations: int
+    vacuous: int
+    complete: bool
+    seconds: float
+    curve: list[dict[str, float]]
+
+
+class ReadingsFile(TypedDict):
+    """``readings.json`` of ``sltcheck repro readings fig4|fig5|fig6``."""
+
+    schema_version: int
+    figure: str
+    preset: str
+    config: dict[str, Any]
+    complete: bool
+    readings: list[ReadingFacts]
+    target: list[dict[str, Any]]
+    conclusion: str
 
 
 class LMResultsFile(TypedDict):
@@ -175,4 +214,5 @@ class ReportFile(TypedDict):
     glance: dict[str, Any]
     statements: list[dict[str, Any]]
     synthetic: list[dict[str, Any]]
+    readings: list[dict[str, Any]]
     lm: list[dict[str, Any]]

@@ -2,17 +2,23 @@
 
 - :class:`DirectoryLock`: one writer at a time (an ``flock`` on ``DIR/.lock``, released by
   the kernel when its process ends, kill -9 included); a second writer is refused at once;
+  given the writing command's name, it also claims the directory for that command
+  (``DIR/.sltcheck-command``): one directory holds one command's outputs, never ``check``
+  beside ``repro`` beside ``certify``;
 - :func:`bind_configuration`: ``DIR/config.json`` is created atomically (exclusive create)
   and names the one configuration the directory holds, with its fingerprint; opening the
   directory with another configuration is refused with a message naming each differing option;
 - :func:`ensure_writable_directory` / :func:`ensure_writable_file`: an output that cannot be
-  written is an error *before* any work is done.
+  written is an error *before* any work is done;
+- :func:`store_error`: a failing SQLite store as one line naming the file: full (the disk, or
+  a quota) apart from damaged.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -58,10 +64,43 @@ def ensure_writable_file(path: str | Path, option: str = "--out") -> Path:
     return target
 
 
-class DirectoryLock:
-    """An exclusive, non-blocking lock on ``DIR/.lock`` for the lifetime of this object."""
+OWNER_FILE = ".sltcheck-command"
+# What wrote a directory before OWNER_FILE existed, told by its files (the command group only).
+_OUTPUTS_OF = {"findings.json": "check", "boxes.sqlite": "certify", "certified.json": "certify",
+               "config.json": "repro", "results.sqlite": "repro", "summary.json": "repro", "results.json": "repro"}
 
-    def __init__(self, directory: str | Path) -> None:
+
+def refuse_other_command(directory: str | Path, command: str) -> None:
+    """Refuse ``directory`` if it holds the outputs of another command than ``sltcheck COMMAND``
+    (``check``, ``certify``, ``repro fig4``, ...); reads only. A directory written before
+    OWNER_FILE existed is told by its files (its command group)."""
+    directory = Path(directory)
+    marker = directory / OWNER_FILE
+    if marker.is_file():
+        owner: str | None = marker.read_text(encoding="utf-8", errors="replace").strip()
+        same = owner == command
+    else:
+        owner = next((group for name, group in _OUTPUTS_OF.items() if (directory / name).exists()), None)
+        same = owner is None or command.split()[0] == owner
+    if not same:
+        raise StoredResultError(f"run directory {str(directory)!r} holds the outputs of `sltcheck {owner}`, and a "
+                                f"run directory holds one command's outputs: give `sltcheck {command}` another --out")
+
+
+def claim(directory: str | Path, command: str) -> None:
+    """Record that ``directory`` holds the outputs of ``sltcheck COMMAND``, or refuse it if it holds
+    another command's (:func:`refuse_other_command`). Call it holding the directory's lock."""
+    refuse_other_command(directory, command)
+    marker = Path(directory) / OWNER_FILE
+    if not marker.is_file():
+        marker.write_text(f"{command}\n", encoding="utf-8")
+
+
+class DirectoryLock:
+    """An exclusive, non-blocking lock on ``DIR/.lock`` for the lifetime of this object; with
+    ``command``, the directory is claimed for that command's outputs (:func:`claim`)."""
+
+    def __init__(self, directory: str | Path, command: str | None = None) -> None:
         import fcntl
 
         self.path = Path(directory) / ".lock"
@@ -80,6 +119,12 @@ class DirectoryLock:
         self._file.truncate()
         self._file.write(f"sltcheck process {os.getpid()}\n")
         self._file.flush()
+        if command is not None:
+            try:
+                claim(directory, command)
+            except BaseException:
+                self.release()
+                raise
 
     def release(self) -> None:
         if not self._file.closed:
@@ -90,6 +135,27 @@ class DirectoryLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+# SQLite's primary result codes (sqlite3.h) for a store that cannot be written or read.
+_SQLITE_FULL, _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_NOTADB = 13, 10, 11, 26
+
+
+def store_error(error: sqlite3.Error, path: str | Path, what: str = "results store") -> Exception:
+    """``error`` of the SQLite file ``path`` as what the user can act on: a full disk (or quota) is
+    an ``OSError`` ENOSPC naming the file (one line from the command line, not "corrupted");
+    an unreadable or damaged file a :class:`StoredResultError` saying how to recover."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(error)
+    if primary == _SQLITE_FULL or "database or disk is full" in text:
+        return OSError(errno.ENOSPC, f"the disk is full (SQLite: {text}); free some space and rerun to resume",
+                       str(path))
+    if primary == _SQLITE_IOERR or "disk I/O error" in text:
+        return OSError(errno.EIO, f"{what} {str(path)!r} cannot be written or read (SQLite: {text}); "
+                       "check the disk, then rerun to resume")
+    return StoredResultError(f"{what} {str(path)!r} is corrupted or not an SQLite file ({text}); move it away to "
+                             "start over, or give another --out")
 
 
 def option_name(key: str) -> str:

@@ -9,8 +9,9 @@ is one clear :class:`~sltcheck.errors.StoredResultError` instead of a ``KeyError
 deep in a report. Extra keys are allowed (a newer writer may add fields within one
 version); a missing required key or a value of the wrong type is not.
 
-:data:`TIMING_FIELDS` are the keys whose values are wall-clock measurements: the
-only ones allowed to differ between two runs with the same seed.
+:data:`TIMING_FIELDS` are the keys whose values are wall-clock measurements (and the
+``digest`` that covers them, :func:`sltcheck.jsonfiles.seal`): the only ones allowed to differ
+between two runs with the same seed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sltcheck.jsonfiles import read_json
 
 SCHEMA_VERSION = 1
 TIMING_FIELDS = frozenset({"seconds", "examples_per_second", "created", "median_time_s", "max_time_s",
-                           "times_s", "elapsed", "wall_seconds"})
+                           "times_s", "elapsed", "wall_seconds", "source_seconds", "wall_seconds_all", "digest"})
 
 T = TypeVar("T")
 

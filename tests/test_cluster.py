@@ -132,9 +132,11 @@ def test_cli_options_reach_the_executor(monkeypatch: pytest.MonkeyPatch, tmp_pat
                  executor: Executor | None = None) -> dict[str, Any]:
         seen["executor"] = executor
         return {"figure": "fig4", "points": [], "checked": 0, "violations": [], "undecided": 0, "worst_ratio": 0.0,
+                "held": 0, "vacuous": 0, "wall_seconds": 0.0, "source_seconds": 0.0,
                 "paper_fit": {"gamma": 1, "delta": 1}, "workshop_fit": {"gamma": 1, "delta": 1}, "fits": {}}
 
     monkeypatch.setattr(synthetic, "run", fake_run)
+    monkeypatch.setattr(DaskExecutor, "connect", lambda self: None)  # no scheduler at that address here
     for options, kind in ((["--workers", "2"], ProcessExecutor), ([], InProcessExecutor),
                           (["--scheduler", "tcp://10.0.0.5:8786"], DaskExecutor)):
         args = command_line.parser.parse_args(["repro", "fig4", "--out", str(tmp_path), "--no-progress", *options])

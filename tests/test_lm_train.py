@@ -237,26 +237,21 @@ def test_cli_options_reach_each_mode_they_name() -> None:
     assert low.min_lr == pytest.approx(1e-5)  # the preset's min_lr would exceed it: lr / 10
 
 
-def test_cli_registers_and_rejects_bad_preset(tmp_path: Path) -> None:
+def test_cli_registers_and_rejects_bad_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad presets, sizes and data folders are refused by the parser (sltcheck.cli.options), one line each."""
     from sltcheck.cli import CommandLine
     from sltcheck.cli import lm as lm_cli
 
     cli = CommandLine()
     lm_cli.register(cli)
-    args = cli.parser.parse_args(["repro", "fig8", "--preset", "gpt5", "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match=r"preset must be one of 'cpu-tiny'.*got 'gpt5'"):
-        args.handler(args)
-    args = cli.parser.parse_args(["repro", "fig7", "--data", str(tmp_path / "missing"),
-                                  "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="data_dir must be an existing directory"):
-        args.handler(args)
-    args = cli.parser.parse_args(["repro", "fig7", "--sizes", "cpu-xs,gpt5", "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="size must be one of"):
-        args.handler(args)
-    args = cli.parser.parse_args(["repro", "fig7-keep", "--data", str(tmp_path / "missing"),
-                                  "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="data_dir must be an existing directory"):
-        args.handler(args)
-    args = cli.parser.parse_args(["bench", "lm-step", "--preset", "gpt5"])
-    with pytest.raises(ValueError, match="preset must be one of"):
-        args.handler(args)
+    for argv, fragment in (
+        (["repro", "fig8", "--preset", "gpt5", "--out", str(tmp_path)], "--preset: must be one of cpu-tiny"),
+        (["repro", "fig7", "--data", str(tmp_path / "missing"), "--out", str(tmp_path)], "--data: "),
+        (["repro", "fig7", "--sizes", "cpu-xs,gpt5", "--out", str(tmp_path)], "--sizes: must be distinct names"),
+        (["repro", "fig7-keep", "--data", str(tmp_path / "missing"), "--out", str(tmp_path)], "does not exist"),
+        (["bench", "lm-step", "--preset", "gpt5"], "--preset: must be one of"),
+    ):
+        with pytest.raises(SystemExit):
+            cli.parser.parse_args(argv)
+        err = capsys.readouterr().err
+        assert err.startswith("sltcheck: error: ") and fragment in err and err.count("\n") == 1, err

@@ -169,7 +169,7 @@ def test_a_sweep_whose_fits_have_no_interval_renders(tmp_path):
     config = synthetic.preset_config("fig5", "quick", "theory")
     assert len(config.widths) == 2
     records = [{"blocks": 1, "length": length, "width": width, "error": 0.5 * 2.0 ** -width, "ratio": 0.01,
-                "bound": 1.0, "violated": False, "undecided": False}
+                "bound": 1.0, "holds": True, "violated": False, "undecided": False}
                for length in config.lengths for width in config.widths for _ in range(2)]
     summary = json.loads(json.dumps(json_safe(synthetic.summarise(config, records, {}))))
     assert summary["fits"]["T=4"]["gamma_interval"] is None

@@ -86,3 +86,12 @@ def test_missing_inputs_and_markers_are_named(tmp_path: Path):
     (tmp_path / "README.md").write_text("no markers")
     with pytest.raises(ValueError, match="readme must contain the markers"):
         readme.rewrite(tmp_path / "README.md", "x")
+
+
+def test_a_rewrite_keeps_the_figures_it_was_not_given(tmp_path: Path):
+    path = tmp_path / "README.md"
+    path.write_text(f"head\n{readme.START}\n**Figure 4.**\n\nold four\n\n**Figure 7.**\n\nseven\n{readme.END}\ntail\n")
+    readme.rewrite(path, "**Figure 4.**\n\nnew four\n\n**Figure 5.**\n\nfive\n")
+    text = path.read_text()
+    assert text.index("new four") < text.index("five") < text.index("seven")
+    assert "old four" not in text and text.startswith("head\n") and text.endswith(f"{readme.END}\ntail\n")

@@ -6,6 +6,9 @@ grouped ones (``repro fig4``, ``bench solvers``) so modules never touch each
 other's parsers. A command's arguments are added by its ``arguments`` function
 only when the command is used, and its handler imports what it needs, so
 ``sltcheck --help`` imports no command's dependencies (torch, scipy, hypothesis).
+
+Every option is checked while it is parsed (:mod:`sltcheck.cli.options`): a bad value is one
+line, ``sltcheck: error: --OPTION: ...``, exit status 2, before the command's handler runs.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 # Modules that register commands; each defines register(cli: CommandLine).
 COMMAND_MODULES: tuple[str, ...] = (
@@ -30,9 +35,27 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 Handler = Callable[[argparse.Namespace], int]
 Arguments = Callable[[argparse.ArgumentParser], None]
+Validate = Callable[[argparse.Namespace], None]
+EXIT_USAGE = 2
 
 
-class _LazyParser(argparse.ArgumentParser):
+def usage_message(message: str) -> str:
+    """argparse's ``argument -q/--quiet: X`` as ``--quiet: X`` (the project's one-line form)."""
+    found = re.match(r"argument ([^:]+): (.*)", message, re.S)
+    if found:
+        name = max(found[1].split("/"), key=len)
+        message = f"{name}: {found[2]}"
+    return " ".join(message.split())
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """A parser whose errors are one line on stderr, ``sltcheck: error: --OPTION: ...``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"sltcheck: error: {usage_message(message)}\n")
+
+
+class _LazyParser(_OneLineParser):
     """A parser whose arguments are added the first time it parses or prints its help."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -43,9 +66,12 @@ class _LazyParser(argparse.ArgumentParser):
         self._deferred.append(arguments)
 
     def _build(self) -> None:
+        from sltcheck.cli.options import harden
+
         deferred, self._deferred = self._deferred, []
         for arguments in deferred:
             arguments(self)
+        harden(self)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._build()
@@ -62,7 +88,7 @@ class _LazyParser(argparse.ArgumentParser):
 
 class CommandLine:
     def __init__(self) -> None:
-        self.parser = argparse.ArgumentParser(
+        self.parser = _OneLineParser(
             prog="sltcheck",
             description="Executable checks of the strong lottery ticket hypothesis for "
             "multi-head attention (Otsuka et al., AAAI 2026).",
@@ -73,13 +99,16 @@ class CommandLine:
         self._groups: dict[str, argparse._SubParsersAction] = {}
 
     def command(
-        self, name: str, help: str, handler: Handler, group: str | None = None, arguments: Arguments | None = None
+        self, name: str, help: str, handler: Handler, group: str | None = None, arguments: Arguments | None = None,
+        validate: Validate | None = None,
     ) -> argparse.ArgumentParser:
         """Add ``sltcheck NAME`` (or ``sltcheck GROUP NAME``) running ``handler``; ``arguments(parser)``
-        adds its arguments when the command is used."""
+        adds its arguments when the command is used; ``validate(args)`` checks what needs several
+        options at once (or the machine) after parsing, before the handler, raising a UsageError."""
         parent = self._top if group is None else self._group(group)
-        sub = parent.add_parser(name, help=help, description=help)
-        sub.set_defaults(handler=handler)
+        # argparse formats a subcommand's help (not its description) with %
+        sub = parent.add_parser(name, help=help.replace("%", "%%"), description=help)
+        sub.set_defaults(handler=handler, validate=validate)
         if arguments is not None:
             assert isinstance(sub, _LazyParser)
             sub.defer(arguments)
@@ -104,23 +133,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Operating-system errors that are the environment's, not a bug: reported as one line.
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
-                                 errno.EISDIR, errno.ENOTDIR})
-EXIT_USAGE = 2
+                                 errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EFBIG, errno.EIO})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 1 a finding that needs attention (a violation,
-    an unrefuted mutant, nothing done), 2 a bad option, input or output (one line on stderr,
-    from a :class:`~sltcheck.errors.SltcheckError`), 130 interrupted. Any other exception is
-    a bug and keeps its traceback."""
+    an unrefuted mutant, nothing done), 2 a bad option, input or output (one line on stderr:
+    a bad option from the parser, else a :class:`~sltcheck.errors.SltcheckError`, a full or
+    read-only disk, a missing extra, a closed output pipe), 130 interrupted. Any other exception
+    is a bug and keeps its traceback."""
     from sltcheck.errors import SltcheckError
 
-    args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help (0) or a bad option (2, its line already printed)
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    except SltcheckError as error:  # a command whose arguments need a missing extra
+        return _one_line(str(error))
+    try:
+        return _dispatch(args)
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (``| head``): no more output, one line on stderr.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _one_line("standard output was closed before everything was written (broken pipe)")
     except SltcheckError as error:
         return _one_line(str(error))
     except OSError as error:
@@ -128,6 +166,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         where = f" {str(error.filename)!r}" if error.filename else ""
         return _one_line(f"cannot write or read{where}: {error.strerror or error}")
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """The checks that need several options (``validate``), then the command itself."""
+    if getattr(args, "validate", None) is not None:
+        args.validate(args)
+    status = int(args.handler(args) or 0)
+    sys.stdout.flush()  # a closed pipe shows here, where it is reported, not at exit
+    return status
 
 
 def _one_line(message: str) -> int:

@@ -12,12 +12,16 @@ results to a findings.json of ``sltcheck check`` under the key ``certified_over_
 
 A fresh family seeds its lower bound itself: the worst-case search restricted to the family's shape
 (where the family says how), then a local climb after every rise of the lower bound; every seed's
-source is recorded (``seeds``, ``best_source``, and a counterexample's ``found_by``).
+source is recorded (``seeds``, ``best_source``, and a counterexample's ``found_by``). Boxes a family's
+arguments proved (where its bound is attained, :mod:`sltcheck.certify.arguments`) are recorded per
+argument (``proved_by_argument``: the share of the volume).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,55 +30,130 @@ KEY = "certified_over_family"
 
 def register(cli: Any) -> None:
     cli.command("certify", "prove held (or a counterexample) over whole families of instances (branch-and-bound)",
-                run, arguments=_arguments)
+                run, arguments=_arguments, validate=validate)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+MAX_BUDGET = 10**7  # seconds per family (~4 months)
+MAX_ROUNDS = 10**9
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="statements (default: every one with a family)")
+    from sltcheck.certify import families
+    from sltcheck.cli.options import INPUT_FILE, OUT_DIRECTORY, SCHEDULER, WORKERS, Choice, Integer, Number, readme
+
+    known = list(families().values())
+    parser.add_argument("--only", nargs="+", metavar="NAME", type=Choice(dict.fromkeys(f.statement for f in known)),
+                        help="statements (default: every one with a family)")
     parser.add_argument("--family", nargs="+", metavar="NAME",
+                        type=Choice(dict.fromkeys([f.name for f in known] + [f.key for f in known]),
+                                    "a family's name or key (sltcheck certify --list shows them)"),
                         help="families by name (d1-T2) or key (lemma13/d1-T4/as-stated)")
-    parser.add_argument("--budget", type=_seconds, default=60.0, metavar="SECONDS",
+    parser.add_argument("--budget", type=Number(0, MAX_BUDGET, low_open=True), default=60.0, metavar="SECONDS",
                         help="seconds per family in this run (default 60; a resumed run continues)")
-    parser.add_argument("--rounds", type=_positive, default=None, metavar="N",
+    parser.add_argument("--rounds", type=Integer(1, MAX_ROUNDS), default=None, metavar="N",
                         help="stop each family after N rounds in all (a result that does not depend on speed)")
-    parser.add_argument("--out", default="runs/certify", help="run directory (resumed if it exists)")
+    parser.add_argument("--out", type=OUT_DIRECTORY, default="runs/certify",
+                        help="run directory (resumed if it exists)")
     parser.add_argument("--backend", choices=("arb", "mpmath"), default=None,
                         help="enclosures: arb (python-flint, sltcheck[certify]) or mpmath.iv "
                              "(default: arb if installed)")
-    parser.add_argument("--tolerance", type=float, default=0.01,
+    parser.add_argument("--tolerance", type=Number(0, 1, low_open=True, high_open=True), default=0.01,
                         help="relative gap of the supremum's bracket at which a family stops (default 0.01)")
-    parser.add_argument("--findings", metavar="FILE", help="add the results to this findings.json")
-    parser.add_argument("--seeds", metavar="FILE",
+    parser.add_argument("--findings", metavar="FILE", type=INPUT_FILE,
+                        help="add the results to this findings.json (refused while its check runs)")
+    parser.add_argument("--seeds", metavar="FILE", type=INPUT_FILE,
                         help="a findings.json of sltcheck check: its worst instances seed the lower bounds")
     parser.add_argument("--no-search", action="store_true",
                         help="do not seed a fresh family with the worst-case search restricted to it")
     parser.add_argument("--no-climb", action="store_true",
                         help="no local climb of the lower bound after each rise of it")
-    parser.add_argument("--readme", metavar="FILE",
+    parser.add_argument("--readme", metavar="FILE", type=readme(README_START, README_END),
                         help="rewrite the generated section of this README (between its certify markers) with "
                              "the table of this run's families")
     parser.add_argument("--list", action="store_true", help="list the families and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     where = parser.add_argument_group("where the boxes are enclosed")
-    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+    where.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                        help="local processes (default 1: in this process); with --cluster local, Dask workers")
     scheduler = where.add_mutually_exclusive_group()
-    scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a running Dask scheduler")
+    scheduler.add_argument("--scheduler", type=SCHEDULER, default=None, metavar="ADDRESS",
+                           help="a running Dask scheduler")
     scheduler.add_argument("--cluster", choices=("local",), default=None, help="start a Dask LocalCluster")
+
+
+def validate(args: argparse.Namespace) -> None:
+    """What needs several options, or the machine, before any box is enclosed or file written: the
+    families the options select, the enclosures' backend, the findings file (readable, not changed by
+    hand, its check not running) and the seeds."""
+    from sltcheck.certify import select
+    from sltcheck.errors import UsageError
+    from sltcheck.numerics.balls import backend
+
+    try:
+        args.chosen = select(args.only, args.family)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if not args.chosen:
+        raise UsageError(f"--family {' '.join(args.family or [])} selects no family of --only "
+                         f"{' '.join(args.only or [])}")
+    try:
+        args.arith = backend(args.backend)
+    except ValueError as error:
+        raise UsageError(f"--backend: {error}") from None
+    if args.findings and not args.list:
+        _findings_file(Path(args.findings))
+    args.seed_instances = search_seeds(Path(args.seeds)) if args.seeds and not args.list else {}
+
+
+def _findings_file(path: Path) -> dict[str, Any]:
+    """The findings.json that --findings names, read while holding its directory's lock (its check's):
+    refused while that check runs."""
+    from sltcheck.errors import RunInUseError
+    from sltcheck.rundir import DirectoryLock
+
+    try:
+        with DirectoryLock(path.parent):
+            return _findings_file_locked(path)
+    except RunInUseError as error:
+        raise RunInUseError(f"--findings {str(path)!r}: the check that writes it is still running ({error}); add the "
+                            "results when it has finished") from None
+
+
+def add_to_findings(path: Path, entries: list[dict[str, Any]], backend_name: str, out: Path) -> None:
+    """Merge this run's families into ``path`` under KEY, holding the lock of its check's directory, so
+    neither a running check nor another certify can drop what the other finished (families finished
+    earlier and kept under KEY stay, unless this run has them again)."""
+    from sltcheck.errors import RunInUseError
+    from sltcheck.jsonfiles import seal, write_json_atomic
+    from sltcheck.rundir import DirectoryLock
+    from sltcheck.schema import SCHEMA_VERSION, json_safe
+
+    try:
+        with DirectoryLock(path.parent):
+            data = _findings_file_locked(path)
+            earlier = {e["key"]: e for e in (data.get(KEY) or {}).get("families", []) if isinstance(e, dict)}
+            earlier.update({e["key"]: e for e in entries})
+            data[KEY] = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": list(earlier.values())}
+            write_json_atomic(path, seal(json_safe(data)))
+    except RunInUseError as error:
+        raise RunInUseError(f"--findings {str(path)!r}: its check started meanwhile ({error}); the results are kept in "
+                            f"{str(out / 'certified.json')!r}: rerun this command when the check has finished to add "
+                            "them (it resumes at once)") from None
+
+
+def _findings_file_locked(path: Path) -> dict[str, Any]:
+    """The findings.json, refused if it was changed by hand since sltcheck wrote it (a legitimate
+    writer, check or certify, seals what it writes)."""
+    from sltcheck.errors import StoredResultError
+    from sltcheck.jsonfiles import seal_state
+    from sltcheck.records import FindingsFile
+    from sltcheck.schema import load as load_file
+
+    data = dict(load_file(path, FindingsFile, "--findings"))
+    if seal_state(data) == "edited":
+        raise StoredResultError(f"--findings {str(path)!r} was changed after sltcheck wrote it (its digest does not "
+                                f"match its content); sltcheck check --replay {str(path)!r} names what differs")
+    return data
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -106,7 +185,7 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
         {"statement": c["statement"], "mutant": c["variant"], "why": f"family {c['family']} (sltcheck certify)",
          "refuted": True, "ratio": c["certified_ratio"][0], "counterexample": c["instance"],
          "message": f"counterexample of the family {c['family']}, decided by {c.get('decided_by', 'interval')}",
-         "seconds": 0.0}
+         "seconds": 0.0, "interval": {"certified_ratio": c["certified_ratio"]}}
         for c in counterexamples if not is_variant(c)]
     data: FindingsFile = {
         "schema_version": SCHEMA_VERSION, "profile": "certify", "seed": 0,
@@ -118,55 +197,48 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sltcheck.certify import select
     from sltcheck.certify.run import Store, certify_family
     from sltcheck.executors import InProcessExecutor, make_executor
-    from sltcheck.numerics.balls import backend
-    from sltcheck.schema import SCHEMA_VERSION
+    from sltcheck.rundir import DirectoryLock, ensure_writable_directory
 
-    if not 0 < args.tolerance < 1:
-        raise SystemExit(f"--tolerance must be in (0, 1), got {args.tolerance}")
-    try:
-        chosen = select(args.only, args.family)
-        arith = backend(args.backend)
-    except ValueError as error:
-        raise SystemExit(str(error)) from None
+    if not hasattr(args, "chosen"):  # called without the command line's validation (a test)
+        validate(args)
+    chosen, arith, seeds = args.chosen, args.arith, args.seed_instances
     if args.list:
         for family in chosen:
             print(f"{family.key:<28} {family.expected or '-':<15} {family.description}")
         return 0
-    seeds = search_seeds(Path(args.seeds)) if args.seeds else {}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    began, load_before = time.perf_counter(), os.getloadavg()
     entries: list[dict[str, Any]] = []
     report = None if args.quiet else print
     with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+        executor.connect()  # an unreachable scheduler is refused before anything is written
+        where = "in one process" if isinstance(executor, InProcessExecutor) else f"on {executor.description}"
         if not isinstance(executor, InProcessExecutor) and report:
             report(f"boxes are enclosed on {executor.description}")
-        store = Store(out / "boxes.sqlite")
-        try:
-            for family in chosen:
-                try:
-                    entries.append(certify_family(family, store, backend_name=arith.name, budget=args.budget,
-                                                  seeds=seeds.get(family.statement, []),
-                                                  tolerance=args.tolerance, executor=executor, report=report,
-                                                  rounds=args.rounds, search=not args.no_search,
-                                                  climb=not args.no_climb))
-                except ValueError as error:
-                    raise SystemExit(str(error)) from None
-                _write(out, entries, arith.name)
-        finally:
-            store.close()
-    data = _write(out, entries, arith.name)
+        out = ensure_writable_directory(args.out)
+        with DirectoryLock(out, "certify"):
+            store = Store(out / "boxes.sqlite")
+            try:
+                for family in chosen:
+                    entry = certify_family(family, store, backend_name=arith.name, budget=args.budget,
+                                           seeds=seeds.get(family.statement, []),
+                                           tolerance=args.tolerance, executor=executor, report=report,
+                                           rounds=args.rounds, search=not args.no_search,
+                                           climb=not args.no_climb)
+                    entry["rests_on_store"] = store.provenance(family.key)
+                    if entry["rests_on_store"] and report:
+                        resumed = entry["rests_on_store"]
+                        report(f"{family.key}: resumed at round {resumed['resumed_at_round']} from {resumed['file']} "
+                               f"(verified: {resumed['verified']}); the certificate rests on that file")
+                    entries.append(entry)
+                    _write(out, entries, arith.name)
+            finally:
+                store.close()
+            data = _write(out, entries, arith.name)
     if args.findings:
-        from sltcheck.records import FindingsFile
-        from sltcheck.schema import load as load_file
-
-        path = Path(args.findings)
-        findings = dict(load_file(path, FindingsFile, "--findings"))
-        findings[KEY] = {"schema_version": SCHEMA_VERSION, "backend": arith.name, "families": entries}
-        write_json(path, findings)
-        print(f"added {KEY} to {path}")
+        add_to_findings(Path(args.findings), entries, arith.name, out)
+        print(f"added {KEY} to {args.findings}")
     if args.readme:
         import sys
 
@@ -174,7 +246,11 @@ def run(args: argparse.Namespace) -> int:
 
         command = "sltcheck certify " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["certify"] else sys.argv[1:])
         command += f" (the table holds every family in {out}, this run's and earlier ones')"
-        rewrite_section(Path(args.readme), README_START, README_END, readme_table(data["families"], command))
+        context = (f"{os.cpu_count()} cores, load average {load_before[0]:.1f} at the start and "
+                   f"{os.getloadavg()[0]:.1f} at the end; {_duration(time.perf_counter() - began)} in all, "
+                   f"boxes enclosed {where}")
+        rewrite_section(Path(args.readme), README_START, README_END,
+                        readme_table(data["families"], command, context))
         print(f"rewrote the certified families' section of {args.readme}")
     print(table(data["families"]))
     print(f"\nwrote {out / 'certified.json'}" + (f" and {out / 'counterexamples.json'} (sltcheck check --replay)"
@@ -184,43 +260,48 @@ def run(args: argparse.Namespace) -> int:
 
 def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
     """Statement -> the instances a findings.json records (each variant's worst, mutants' counterexamples)."""
-    from sltcheck.harness.serialise import decode_instance
+    from sltcheck.harness.replay import decode
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load as load_file
 
-    if not path.is_file():
-        raise SystemExit(f"--seeds must name a findings.json of sltcheck check, got {str(path)!r}")
     data = load_file(path, FindingsFile, "--seeds")
     found: dict[str, list[dict[str, Any]]] = {}
-    for entry in data["findings"]:
+    for index, entry in enumerate(data["findings"]):
         instance = entry["instance"]
         if instance:
-            found.setdefault(entry["statement"], []).append(decode_instance(instance))
-    for mutant in data["mutants"]:
+            found.setdefault(entry["statement"], []).append(
+                decode(instance, path, f"findings[{index}].instance", "--seeds"))
+    for index, mutant in enumerate(data["mutants"]):
         counterexample = mutant["counterexample"]
         if counterexample:
-            found.setdefault(mutant["statement"], []).append(decode_instance(counterexample))
+            found.setdefault(mutant["statement"], []).append(
+                decode(counterexample, path, f"mutants[{index}].counterexample", "--seeds"))
     return found
 
 
 def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
     """certified.json and counterexamples.json of the run directory: this run's families, and those
     an earlier run in the same directory finished (kept, never overwritten by another family's run)."""
-    import json
-
+    from sltcheck.errors import StoredResultError
+    from sltcheck.jsonfiles import read_json, seal
     from sltcheck.schema import SCHEMA_VERSION
 
     merged: dict[str, dict[str, Any]] = {}
     previous = out / "certified.json"
     if previous.is_file():
-        merged = {e["key"]: e for e in json.loads(previous.read_text()).get("families", [])}
+        earlier = read_json(previous, "certified results")
+        families = earlier.get("families") if isinstance(earlier, dict) else None
+        if not isinstance(families, list) or not all(isinstance(e, dict) and "key" in e for e in families):
+            raise StoredResultError(f"certified results {str(previous)!r} are not what sltcheck certify writes (no "
+                                    "list of families with keys); move the file away to rewrite it from this run")
+        merged = {e["key"]: e for e in families}
     merged.update({e["key"]: e for e in entries})
     families = list(merged.values())
     counterexamples = [e["counterexample"] for e in families if e["counterexample"]]
     data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": families,
             "counterexamples": len(counterexamples)}
     write_json(out / "certified.json", data)
-    write_json(out / "counterexamples.json", replay_file(counterexamples))
+    write_json(out / "counterexamples.json", seal(replay_file(counterexamples)))
     return data
 
 
@@ -244,17 +325,27 @@ def outcome(entry: dict[str, Any]) -> str:
         source = "search seed" if source.startswith("search_worst_case") else source
         return (f"**counterexample**, ratio >= {found['certified_ratio'][0]:.6g} "
                 f"({source}; decided by {found.get('decided_by', 'interval')})")
+    argued = entry.get("proved_by_argument") or {}
+    by = "".join(f"; {name} on {100 * share:.1f}%" for name, share in argued.items() if share > 0)
     if entry["verdict"] == "held":
-        return f"**held** (proved on 100%), sup measured / bound in {bracket}"
-    return f"undecided: {100 * entry['proven_fraction']:.1f}% of the volume proved, sup in {bracket}"
+        return f"**held** (proved on 100%{by}), sup measured / bound in {bracket}"
+    return f"undecided: {100 * entry['proven_fraction']:.1f}% of the volume proved{by}, sup in {bracket}"
 
 
-def readme_table(entries: list[dict[str, Any]], command: str) -> str:
-    """The README's table of certified families (generated from a run's results)."""
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def readme_table(entries: list[dict[str, Any]], command: str, context: str = "") -> str:
+    """The README's table of certified families (generated from a run's results); ``context``: the
+    machine's cores and load while it ran, how long, on how many workers."""
     import datetime
 
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"Generated by `{command}` on {when} (boxes/s and seconds on the machine it ran on, under its load).", "",
+    under = f": {context}" if context else ""
+    lines = [f"Generated by `{command}` on {when} (boxes/s and seconds on the machine it ran on, under its "
+             f"load{under}).", "",
              "| statement | family | variant | expected | outcome | known sup | boxes | boxes/s | seconds |",
              "|---|---|---|---|---|---|---|---|---|"]
     for e in entries:

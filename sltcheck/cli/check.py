@@ -13,7 +13,8 @@ the findings are those of ``--workers 1`` (a test compares them).
 The properties run programmatically (not through pytest) with an explicit
 Hypothesis seed, so the same seed gives the same findings. For every
 statement and variant, ``findings.json`` holds: statement, variant,
-default (bool), examples, worst_ratio, violated, violations, undecided, filtered (draws an
+default (bool), examples, worst_ratio, violated, violations, undecided, attained (examples whose
+sides are equal, proved in exact arithmetic: held, not undecided), filtered (draws an
 assumption rejected),
 instance (exact JSON: floats as float.hex), seed, examples_per_second,
 search (the worst-case search of :mod:`sltcheck.harness.search` at the profile's
@@ -52,62 +53,75 @@ def register(cli: Any) -> None:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.cli.options import INPUT_FILE, OUT_DIRECTORY, SEED, WORKERS, Choice, Integer
     from sltcheck.harness.profiles import PROFILES
+    from sltcheck.statements import STATEMENT_MODULES
 
-    parser.add_argument("--profile", choices=list(PROFILES), default="ci")
+    parser.add_argument("--profile", type=Choice(PROFILES), default="ci",
+                        help=f"{', '.join(PROFILES)} (default ci; ci-random: ci with a seed drawn at random, "
+                             "printed and recorded, unless --seed is given)")
     parser.add_argument(
-        "--only", nargs="+", metavar="NAME", help="statements to check or replay (default: all)"
+        "--only", nargs="+", metavar="NAME", type=Choice(STATEMENT_MODULES),
+        help="statements to check or replay (default: all)"
     )
-    parser.add_argument("--out", default="findings", help="output directory (default: ./findings)")
-    parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    parser.add_argument("--out", type=OUT_DIRECTORY, default="findings", help="output directory (default: ./findings)")
+    parser.add_argument("--seed", type=SEED, default=None, help="Hypothesis seed (default 0)")
     parser.add_argument(
         "--no-search", action="store_true", help="skip the worst-case search (Hypothesis examples only)"
     )
     parser.add_argument("--no-mutants", action="store_true", help="skip the mutant refutations")
     parser.add_argument(
-        "--replay", metavar="FILE", help="replay the findings in FILE instead of searching"
+        "--replay", metavar="FILE", type=INPUT_FILE,
+        help="re-decide every instance and number recorded in FILE instead of searching"
     )
-    parser.add_argument("--dps", type=int, default=REPLAY_DPS, help=f"digits for --replay (default {REPLAY_DPS})")
+    parser.add_argument("--dps", type=Integer(15, MAX_REPLAY_DPS), default=REPLAY_DPS,
+                        help=f"digits for --replay (default {REPLAY_DPS})")
     parser.add_argument("--probability", action=argparse.BooleanOptionalAction, default=None,
                         help="the probability halves: the proofs' allocation of eps (exact) and success "
                              "frequencies at the prescribed widths (ci grid, ~1 min; the full grid: "
                              "sltcheck widths --frequencies --profile full); default: on unless --only")
     parser.add_argument("--power", action=argparse.BooleanOptionalAction, default=None,
                         help="the search-power table (default: on, except at the ci profile, which stays short)")
-    parser.add_argument("--workers", type=int, default=1,
+    parser.add_argument("--workers", type=WORKERS, default=1,
                         help="processes to run the units (variants, mutants, power, probability) in; the "
                              "findings do not depend on it (default 1: in this process, a bar per statement)")
     add_verbosity(parser)
 
 
 def _findings_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--in", dest="source", required=True, metavar="FILE", help="a findings.json of sltcheck check")
-    parser.add_argument("--readme", metavar="FILE", help="rewrite the generated section of this README (else print)")
+    from sltcheck.cli.options import INPUT_FILE, readme
+    from sltcheck.report.findings_text import END, START
+
+    parser.add_argument("--in", dest="source", required=True, metavar="FILE", type=INPUT_FILE,
+                        help="a findings.json of sltcheck check")
+    parser.add_argument("--readme", metavar="FILE", type=readme(START, END),
+                        help="rewrite the generated section of this README (else print)")
 
 
 def _statement_names(only: list[str] | None) -> list[str]:
-    """``--only``'s names, each once, in the paper's order (``--only a b`` and ``--only b a`` are one
-    configuration: one run directory, one fingerprint); a :class:`UsageError` for an unknown one."""
-    from sltcheck.errors import UsageError
+    """``--only``'s names (each valid: the parser checks them), each once, in the paper's order
+    (``--only a b`` and ``--only b a`` are one configuration: one run directory, one fingerprint)."""
     from sltcheck.statements import STATEMENT_MODULES
 
     given = set(only or STATEMENT_MODULES)
-    unknown = [name for name in dict.fromkeys(only or ()) if name not in STATEMENT_MODULES]
-    if unknown:
-        raise UsageError(f"--only got unknown statement(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed: {', '.join(STATEMENT_MODULES)}")
     return [name for name in STATEMENT_MODULES if name in given]
 
 
-def _validate(args: argparse.Namespace) -> None:
-    from sltcheck.errors import UsageError
+def _seed_and_profile(args: argparse.Namespace) -> None:
+    """``--profile ci-random``: the ci budget with a seed drawn at random (unless ``--seed``), printed and
+    recorded as ``--profile ci --seed N`` (which replays it); otherwise ``--seed`` defaults to 0."""
+    if args.profile == "ci-random":
+        if args.seed is None:
+            import secrets
 
-    if args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
-    if not 15 <= args.dps <= MAX_REPLAY_DPS:
-        raise UsageError(f"--dps must be from 15 to {MAX_REPLAY_DPS} digits, got {args.dps}")
-    if getattr(args, "workers", 1) < 1:
-        raise UsageError(f"--workers must be a positive integer, got {args.workers}")
+            from sltcheck.cli.options import MAX_SEED
+
+            args.seed = secrets.randbelow(MAX_SEED + 1)
+            LOG.info("ci-random: seed %s drawn at random; the run is recorded as --profile ci --seed %s "
+                     "(rerun that to resume or repeat it)", args.seed, args.seed)
+        args.profile = "ci"
+    elif args.seed is None:
+        args.seed = 0
 
 
 MAX_REPLAY_DPS = 10_000
@@ -132,8 +146,12 @@ def _units(names: list[str], run_config: CheckRun) -> list[str]:
 
 def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     """The findings.json already in ``out`` (to resume), ``None`` if there is none; refuses
-    another run's findings, naming the differing options."""
+    another run's findings (naming the differing options), a file changed since sltcheck wrote it,
+    and finished searches whose gradients another environment computed (autograd beside finite
+    differences: torch installed or removed since)."""
     from sltcheck.errors import StoredResultError
+    from sltcheck.harness.gradients import backend_name, differentiable
+    from sltcheck.jsonfiles import seal_state
     from sltcheck.records import FindingsFile
     from sltcheck.rundir import refuse_other_configuration
     from sltcheck.schema import load
@@ -146,6 +164,22 @@ def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     except StoredResultError as error:  # never overwritten, even when unreadable
         raise StoredResultError(f"{error}; it is left as it is: move it away or give another --out") from None
     refuse_other_configuration(out, dict(found["run"]), dict(run_config))
+    sealed = seal_state(found)
+    if sealed == "edited":
+        raise StoredResultError(f"findings {str(path)!r} was changed after sltcheck wrote it (its digest does not "
+                                "match its content), so its finished units cannot be trusted: replay it "
+                                "(sltcheck check --replay) and give another --out")
+    if sealed == "unsealed":
+        LOG.warning("%s carries no digest (an sltcheck before digests wrote it): its finished units are kept as "
+                    "they are; sltcheck check --replay re-decides them", path)
+    for entry in found["findings"]:
+        recorded = entry["search"]["gradients"] if entry["search"] else None
+        here = backend_name(differentiable(entry["statement"], entry["variant"]))
+        if recorded is not None and recorded != here:
+            raise StoredResultError(
+                f"findings {str(path)!r}: the finished search of {entry['statement']} [{entry['variant']}] climbed "
+                f"with {recorded} gradients, this environment would use {here} (torch installed or removed "
+                "since), and one run does not mix them: resume it where it started, or give another --out")
     return found
 
 
@@ -158,10 +192,12 @@ def run(args: argparse.Namespace) -> int:
     from sltcheck.rundir import DirectoryLock, ensure_writable_directory
 
     configure(getattr(args, "verbosity", 0))
-    _validate(args)
     names = _statement_names(args.only)
     if args.replay:
+        from sltcheck.harness.replay import replay
+
         return replay(Path(args.replay), args.dps, tuple(names if args.only else ()))
+    _seed_and_profile(args)
     run_config: CheckRun = {
         "profile": args.profile, "seed": args.seed, "only": names if args.only else [],
         "no_search": bool(args.no_search), "no_mutants": bool(args.no_mutants),
@@ -169,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         "probability": bool(args.probability or (args.probability is None and not args.only)),
     }
     out = ensure_writable_directory(args.out)
-    with DirectoryLock(out):
+    with DirectoryLock(out, "check"):
         previous = _resume(out, run_config)
         units = _units(names, run_config)
         state: FindingsFile = previous or {
@@ -401,6 +437,8 @@ def _log_mutant(row: MutantRecord) -> None:
 
 
 def run_findings(args: argparse.Namespace) -> int:
+    from sltcheck.errors import StoredResultError
+    from sltcheck.jsonfiles import seal_state
     from sltcheck.records import FindingsFile
     from sltcheck.report import findings_text
     from sltcheck.schema import load
@@ -409,11 +447,16 @@ def run_findings(args: argparse.Namespace) -> int:
     source = Path(args.source)
     data = load(source, FindingsFile, "--in findings")
     if not data["complete"]:
-        from sltcheck.errors import StoredResultError
-
         missing = [unit for unit in data["planned"] if unit not in data["done"]]
         raise StoredResultError(f"--in {str(source)!r} is a partial run ({len(missing)} of {len(data['planned'])} "
                                 f"units missing, from {missing[0]}); rerun its sltcheck check to finish it")
+    sealed = seal_state(data)
+    if sealed == "edited":
+        raise StoredResultError(f"--in {str(source)!r} was changed after sltcheck wrote it (its digest does not "
+                                f"match its content); sltcheck check --replay {str(source)!r} names what differs")
+    if sealed == "unsealed":
+        LOG.warning("note: %s carries no digest (written before sltcheck sealed its findings); "
+                    "sltcheck check --replay re-decides its numbers", source)
     text = findings_text.render(dict(data), source.name)
     if args.readme:
         findings_text.rewrite(Path(args.readme), text)
@@ -495,6 +538,7 @@ def _entry(
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,
+        "attained": record.attained,
         "filtered": record.filtered,
         "verdict": cast("VerdictRecord", verdict.as_dict()) if verdict else None,
         "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
@@ -518,7 +562,7 @@ def _slack_rows(names: tuple[str, ...] | None) -> list[dict[str, object]]:
 
 def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple[str, ...] | None) -> None:
     """Mark ``unit`` done and write findings.json atomically (strict JSON, schema-versioned)."""
-    from sltcheck.jsonfiles import write_json_atomic
+    from sltcheck.jsonfiles import seal, write_json_atomic
     from sltcheck.schema import json_safe
 
     if unit is not None:
@@ -531,7 +575,7 @@ def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple
         from sltcheck import repaired
 
         state["repaired_constants"] = repaired.table([dict(f) for f in state["findings"]])
-    write_json_atomic(out / "findings.json", json_safe(state))
+    write_json_atomic(out / "findings.json", seal(json_safe(state)))
 
 
 def _in_planned_order(state: FindingsFile) -> None:
@@ -546,7 +590,7 @@ def _in_planned_order(state: FindingsFile) -> None:
 def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
     lines = [
         f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
-        f"{'undecided':>9} {'ex/s':>8}"
+        f"{'undecided':>9} {'attained':>8} {'ex/s':>8}"
     ]
     for f in findings:
         ratio = f["worst_ratio"]
@@ -555,7 +599,7 @@ def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
             f"{f['examples']:>8} "
             f"{_shown(ratio):>14} "
             f"{('YES' if f['violated'] else 'no'):>8} "
-            f"{f['undecided']:>9} {f['examples_per_second'] or '-':>8}"
+            f"{f['undecided']:>9} {f.get('attained', 0):>8} {f['examples_per_second'] or '-':>8}"
         )
     if mutants:
         refuted = sum(bool(m["refuted"]) for m in mutants)
@@ -565,84 +609,3 @@ def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
                 lines.append(f"  SURVIVED {m['statement']}:{m['mutant']} ({m['message']})")
     lines.append("(* = default variant, the one the proofs use)")
     return "\n".join(lines)
-
-
-def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
-    """Re-decide every recorded instance (findings and mutant counterexamples) at ``dps`` digits.
-
-    ``only``: those of these statements. Exit status 1 when an instance is violated at ``dps``
-    digits, differs from its recorded verdict, a mutant's counterexample does not refute it, or
-    there is nothing to replay."""
-    import mpmath
-
-    from sltcheck.assumptions import violations
-    from sltcheck.errors import StoredResultError
-    from sltcheck.harness.runner import evaluate
-    from sltcheck.harness.serialise import decode_instance
-    from sltcheck.records import FindingsFile
-    from sltcheck.schema import load as load_file
-    from sltcheck.statements import STATEMENT_MODULES, load
-
-    data = load_file(path, FindingsFile, "--replay findings")
-    problems: list[str] = []
-    replayed = 0
-    for index, entry in enumerate(data["findings"]):
-        if not entry["instance"] or (only and entry["statement"] not in only):
-            continue
-        name, variant = entry["statement"], entry["variant"]
-        if name not in STATEMENT_MODULES or variant not in load(name).VARIANTS:
-            raise StoredResultError(f"--replay {str(path)!r}: findings[{index}] names {name} [{variant}], "
-                                    "which this sltcheck does not have")
-        instance = _decode(decode_instance, entry["instance"], path, f"findings[{index}].instance")
-        broken = violations(name, instance)
-        verdict = evaluate(name, variant, instance, dps=dps)
-        replayed += 1
-        state = "VIOLATED" if verdict.violated else ("undecided" if verdict.undecided else "holds")
-        LOG.info(
-            "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
-            f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
-            + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
-        )
-        if verdict.violated:
-            problems.append(f"{name} [{variant}] is violated")
-        if entry["violated"] != verdict.violated:
-            LOG.warning("  differs from the recorded verdict (violated=%s)", entry["violated"])
-            problems.append(f"{name} [{variant}] differs from its recorded verdict")
-    for index, mutant in enumerate(data["mutants"]):
-        if not mutant["counterexample"] or (only and mutant["statement"] not in only):
-            continue
-        module = load(mutant["statement"]) if mutant["statement"] in STATEMENT_MODULES else None
-        match = [m for m in module.MUTANTS if m.name == mutant["mutant"]] if module else []
-        if not match:
-            raise StoredResultError(f"--replay {str(path)!r}: mutants[{index}] names {mutant['statement']} "
-                                    f"mutant {mutant['mutant']!r}, which this sltcheck does not have")
-        instance = _decode(decode_instance, mutant["counterexample"], path, f"mutants[{index}].counterexample")
-        verdict = evaluate(mutant["statement"], mutant["mutant"], instance, dps=dps, bound=match[0].bound)
-        replayed += 1
-        LOG.info(
-            "%s", f"{mutant['statement']} mutant {mutant['mutant']}: "
-            f"ratio {verdict.ratio:.17g} at {dps} digits: "
-            f"{'refuted' if verdict.violated else 'NOT refuted'}"
-        )
-        if not verdict.violated:
-            problems.append(f"mutant {mutant['statement']}:{mutant['mutant']} is not refuted by its counterexample")
-    if not replayed:
-        LOG.warning("nothing to replay: %s records no instance%s", path,
-                    f" of {', '.join(only)}" if only else "")
-        return 1
-    if not data["complete"]:
-        LOG.warning("note: %s is a partial run; only its finished units were replayed", path)
-    if problems:
-        LOG.warning("\n%s of %s replays need attention: %s", len(problems), replayed, "; ".join(problems))
-        return 1
-    LOG.info("\nall %s recorded instances replay as recorded at %s digits", replayed, dps)
-    return 0
-
-
-def _decode(decode: Any, encoded: Any, path: Path, where: str) -> Instance:
-    from sltcheck.errors import StoredResultError
-
-    try:
-        return cast("Instance", decode(encoded))
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise StoredResultError(f"--replay {str(path)!r}: {where} is not an encoded instance ({error})") from None

@@ -13,12 +13,22 @@ from typing import Any
 LOG = logging.getLogger("sltcheck")
 
 
+class _StdoutHandler(logging.StreamHandler):
+    """Results on stdout; a closed pipe (``| head``) ends the command (one line, from
+    :func:`sltcheck.cli.main`) instead of a logging traceback per line."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if isinstance(sys.exc_info()[1], BrokenPipeError):
+            raise  # noqa: PLE0704 - re-raise the error being handled
+        super().handleError(record)
+
+
 def configure(verbosity: int) -> None:
     """-1 (``-q``): warnings; 0: results and progress; 1 (``-v``): every step."""
     level = {-1: logging.WARNING, 0: logging.INFO}.get(verbosity, logging.DEBUG)
     for handler in list(LOG.handlers):
         LOG.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _StdoutHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(message)s"))
     LOG.addHandler(handler)
     LOG.setLevel(level)

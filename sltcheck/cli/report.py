@@ -39,13 +39,11 @@ def _run_quick(run_root: Path, with_lm: bool) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from sltcheck.errors import UsageError
     from sltcheck.report import page as report
+    from sltcheck.report.inputs import note_label
     from sltcheck.rundir import ensure_writable_directory, ensure_writable_file
 
     if args.out is not None:
-        if Path(args.out).suffix != ".html":
-            raise UsageError(f"--out must name an .html file, got {args.out!r}")
         ensure_writable_file(args.out)
     else:
         ensure_writable_directory("reports", "the reports directory")
@@ -60,19 +58,23 @@ def handle(args: argparse.Namespace) -> int:
     print(f"\n{glance['held']} of {glance['statements_checked']} statement variants held; "
           f"{glance['synthetic_violations']} reproduction violations.")
     for note in loaded.get("notes", []):
-        print(f"PARTIAL: {note}")
+        print(f"{note_label(note)}: {note}")
     print(f"report: {path.resolve()}")
     print(f"json:   {path.with_suffix('.json').resolve()}")
     return 0
 
 
 def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
+    from sltcheck.cli.options import OUT_DIRECTORY, InputPath, OutputPath, Text
+
     parser = cli.command(
         "report", "write the self-contained HTML bound report (without --in: run the quick checks "
         "and quick reproductions first)", handle)
-    parser.add_argument("--in", dest="inputs", nargs="+", metavar="RUN_DIR",
+    parser.add_argument("--in", dest="inputs", nargs="+", metavar="RUN_DIR", type=InputPath("path"),
                         help="run directories or files (findings.json, summary.json, results.json)")
-    parser.add_argument("--out", default=None, help="HTML file (default: reports/sltcheck-report-DATE.html)")
-    parser.add_argument("--runs", default="runs", help="where the quick runs go when --in is not given")
+    parser.add_argument("--out", type=OutputPath("file", (".html",)), default=None,
+                        help="HTML file (default: reports/sltcheck-report-DATE.html)")
+    parser.add_argument("--runs", type=OUT_DIRECTORY, default="runs",
+                        help="where the quick runs go when --in is not given")
     parser.add_argument("--lm", action="store_true", help="also run the cpu-tiny GPT-2 Figure 8 sweep")
-    parser.add_argument("--label", default="sltcheck bound report")
+    parser.add_argument("--label", type=Text(200), default="sltcheck bound report")

@@ -6,14 +6,31 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sltcheck.cli.options import (
+    OUT_DIRECTORY,
+    SCHEDULER,
+    SEED,
+    WORKERS,
+    Checked,
+    Choice,
+    Integer,
+    Names,
+    Number,
+    Numbers,
+)
+
 
 def _print_summary(summary: dict[str, Any]) -> None:
     from sltcheck.repro.fits import interval_text
 
     points = summary["points"]
     print(f"\n{summary['figure']}: {summary['checked']} pruned sources checked against their "
-          f"a-posteriori bound, {len(summary['violations'])} violations, "
-          f"{summary['undecided']} undecided, worst measured/bound = {summary['worst_ratio'] or 0:.3g}")
+          f"a-posteriori bound: {len(summary['violations'])} violations, {summary['held']} held, "
+          f"{summary['vacuous']} vacuous, {summary['undecided']} undecided; worst measured/bound = "
+          f"{summary['worst_ratio'] or 0:.3g}")
+    if summary["vacuous"]:
+        print(f"  vacuous: the bound is at or above the trivial bound max_i ||S(x_i)|| + ||T(x_i)|| (by "
+              f"{_times(summary['least_bound_over_trivial'])} at least), so the check cannot fail: not a pass")
     print(f"{'B':>3} {'T':>5} {'n':>5} {'sources':>8} {'mean error':>12} {'std':>10} {'max ratio':>10}")
     for p in points:
         print(f"{p['blocks']:>3} {p['length']:>5} {p['width']:>5} {p['sources']:>8} "
@@ -28,6 +45,38 @@ def _print_summary(summary: dict[str, Any]) -> None:
         print(f"  {name}: gamma = {interval_text(fit, 'gamma')}, delta = {interval_text(fit, 'delta')}")
     for violation in summary["violations"][:10]:
         print(f"  VIOLATION: {violation}")
+    print(f"run time: {summary['wall_seconds']:.1f} s here, {summary['source_seconds']:.1f} s of sources in all")
+
+
+def _times(value: object) -> str:
+    """"1.2x", or "10^104x" for a factor beyond float64 (a decimal string)."""
+    import mpmath
+
+    if isinstance(value, str):
+        return f"10^{float(mpmath.log10(mpmath.mpf(value))):.0f}x" if value != "inf" else "infinitely"
+    return f"{float(value):.3g}x" if isinstance(value, (int, float)) else "?"
+
+
+# Options that change a run's results: each set one goes into the default folder name.
+RESULT_OPTIONS = ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound", "widths",
+                  "mip_gap", "time_limit", "threads")
+
+
+def default_out(prefix: str, args: argparse.Namespace, names: tuple[str, ...]) -> str:
+    """``runs/PREFIX`` plus ``-NAME-VALUE`` for every result-changing option given."""
+    parts = [prefix]
+    for name in names:
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        text = "+".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+        parts.append(f"{name.replace('_', '-')}-{text}")
+    return str(Path("runs") / "-".join(parts).replace("/", "_").replace(":", "_"))
+
+
+def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
+    chosen = {"mip_gap": args.mip_gap, "time_limit": args.time_limit, "threads": args.threads}
+    return {name: value for name, value in chosen.items() if value is not None}
 
 
 def _handler(figure: str):
@@ -35,14 +84,18 @@ def _handler(figure: str):
         from sltcheck.executors import InProcessExecutor, make_executor
         from sltcheck.repro import synthetic
 
-        overrides = {}
+        overrides: dict[str, Any] = {}
         for name in ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound"):
             value = getattr(args, name)
             if value is not None:
                 overrides[name] = value
+        if args.widths is not None:
+            overrides["widths"] = tuple(args.widths)
+        overrides["solver_options"] = _solver_options(args)
         config = synthetic.preset_config(figure, args.preset, args.mode, **overrides)
-        out = args.out or str(Path("runs") / f"{figure}-{args.preset}-{args.mode}")
+        out = args.out or default_out(f"{figure}-{args.preset}-{args.mode}", args, RESULT_OPTIONS)
         with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+            executor.connect()  # an unreachable scheduler is refused before anything is written
             if not args.no_progress and not isinstance(executor, InProcessExecutor):
                 print(f"sources run on {executor.description}")
             summary = synthetic.run(config, out, progress=not args.no_progress, executor=executor)
@@ -63,6 +116,9 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
         cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
     cli.command("readme", "write the README's reproduction section from run directories", _readme,
                 group="repro", arguments=_readme_arguments)
+    cli.command("readings", "Figure 4, 5 or 6 under a grid of readings of the paper, side by side "
+                "(readings.json, a plot of every reading, a conclusion)", _readings, group="repro",
+                arguments=_readings_arguments)
 
 
 def _readme(args: argparse.Namespace) -> int:
@@ -78,10 +134,15 @@ def _readme(args: argparse.Namespace) -> int:
 
 
 def _readme_arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.cli.options import InputPath, readme
+    from sltcheck.repro.readme import END, START, result_files
+
     parser.add_argument("--in", dest="inputs", nargs="+", required=True,
+                        type=InputPath("path", result_files,
+                                       "a run directory with summary.json, readings.json or results.json", "{}\n"),
                         help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
-    parser.add_argument("--readme", default=None, help="README to rewrite between its repro markers "
-                                                       "(default: print the section)")
+    parser.add_argument("--readme", default=None, type=readme(START, END),
+                        help="README to rewrite between its repro markers (default: print the section)")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,44 +152,166 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         from sltcheck.repro import synthetic
     except MissingExtra as error:
         parser.error(str(error))
+    from sltcheck.pruning.solver_names import SOLVERS
+    from sltcheck.pruning.sources import INITS
+    from sltcheck.repro.bounds import BOUNDS
+    from sltcheck.repro.targets import NORM_POLICIES, REGRESSION_TOKENS
 
-    parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
-    parser.add_argument("--mode", choices=tuple(synthetic.MODES), default="theory",
-                        help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
-    parser.add_argument("--solver", default=None, help="override the mode's subset-sum solver")
-    parser.add_argument("--init", default=None, help="override the mode's source initialisation")
-    parser.add_argument("--sources", type=int, default=None, help="random sources per point")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--norm-policy", dest="norm_policy", choices=("rescale", "keep"), default=None,
+    parser.add_argument("--preset", type=Choice(synthetic.PRESETS), default="quick")
+    parser.add_argument("--mode", type=Choice(synthetic.MODES), default="theory",
+                        help="paper: Xavier sources, targets kept (B.1); theory: Section 3.1 sources, targets "
+                             "rescaled; both with the exact subset-sum solver (--solver gurobi for B.1's Gurobi)")
+    parser.add_argument("--solver", type=Choice(SOLVERS), default=None,
+                        help="override the mode's subset-sum solver (default exact; gurobi as in B.1)")
+    parser.add_argument("--init", type=Choice(INITS), default=None, help="override the mode's source initialisation")
+    parser.add_argument("--sources", type=Integer(1, synthetic.MAX_SOURCES), default=None,
+                        help="random sources per point")
+    parser.add_argument("--seed", type=SEED, default=None)
+    parser.add_argument("--norm-policy", dest="norm_policy", type=Choice(NORM_POLICIES), default=None,
                         help="targets above the theorems' norm limits: rescale (theory mode's default) "
                              "or keep (paper mode's default)")
-    parser.add_argument("--regression-token", dest="regression_token", choices=("learned", "fixed-zero"),
+    parser.add_argument("--regression-token", dest="regression_token", type=Choice(REGRESSION_TOKENS),
                         default=None, help="the trained target's regression token: learned from zero "
                                            "(B.1, default) or fixed at zero")
-    parser.add_argument("--bound", choices=("auto", "as-proven", "actual-norms"), default=None,
+    parser.add_argument("--bound", type=Choice(BOUNDS), default=None,
                         help="the bound each source is checked against: auto (default: as-proven where the "
                              "target meets the norm assumptions, else the chain with the actual norms)")
-    parser.add_argument("--out", default=None, help="run directory (resumed if it exists)")
+    parser.add_argument("--widths", type=_widths, default=None, metavar="N,N,...",
+                        help="source widths (n_K = n_V, or n_MHA = n_FC for fig6), e.g. 4,8,16 (default: the "
+                             "preset's)")
+    _solver_arguments(parser)
+    parser.add_argument("--out", type=OUT_DIRECTORY, default=None,
+                        help="run directory (resumed if it exists; default: runs/ and a name made of the figure, "
+                             "preset, mode and every option that changes results)")
     parser.add_argument("--no-progress", action="store_true")
+    _where_arguments(parser)
+
+
+def _solver_arguments(parser: argparse.ArgumentParser) -> None:
+    mip = parser.add_argument_group("MIP solver settings (gurobi; exact and fast take --time-limit only)")
+    mip.add_argument("--mip-gap", dest="mip_gap", type=_fraction, default=None, metavar="GAP",
+                     help="relative MIP gap at which the solver stops (Gurobi's MIPGap; default its own, 1e-4)")
+    mip.add_argument("--time-limit", dest="time_limit", type=_seconds, default=None, metavar="S",
+                     help="seconds per subset-sum problem (Gurobi's TimeLimit; exact and fast stop there too, "
+                          "certificate 'gap' with a proven lower bound; default none)")
+    mip.add_argument("--threads", type=_positive, default=None, metavar="N", help="solver threads (default: its own)")
+
+
+def _where_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group("where the sources run (the target is built by this process)")
-    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+    where.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                        help="local processes (default 1: in this process); with --cluster local, "
                             "the LocalCluster's workers (default: one per CPU)")
     scheduler = where.add_mutually_exclusive_group()
-    scheduler.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    scheduler.add_argument("--scheduler", type=SCHEDULER, default=None, metavar="ADDRESS",
                            help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (needs sltcheck[cluster])")
     scheduler.add_argument("--cluster", choices=("local",), default=None,
                            help="start a Dask LocalCluster of --workers single-threaded processes")
 
 
-MAX_WORKERS = 1024
+def _readings(args: argparse.Namespace) -> int:
+    from sltcheck.executors import make_executor
+    from sltcheck.repro import readings
+
+    grid = {"init": args.inits, "solver": args.solvers, "token": args.tokens, "norms": args.norms,
+            "error": args.errors, "fit": args.fits}
+    config = readings.make_config(
+        args.figure, args.preset, grid, fit_widths=tuple(args.fit_widths) if args.fit_widths else (None,),
+        widths=tuple(args.widths) if args.widths else None, sources=args.sources, test_samples=args.test_samples,
+        target_epochs=args.target_epochs, seed=args.seed if args.seed is not None else 0,
+        solver_options=_solver_options(args))
+    names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "test_samples", "target_epochs", "seed",
+             "mip_gap", "time_limit", "threads")
+    out = args.out or default_out(f"readings-{args.figure}-{args.preset}", args, names)
+    with make_executor(args.workers, args.scheduler, args.cluster) as executor:
+        executor.connect()
+        document = readings.run(config, out, progress=not args.no_progress, executor=executor)
+    _print_readings(document)
+    print(f"\nreadings: {out}/readings.json, plot: {out}/readings.svg, runs: {out}/runs/")
+    return 1 if any(r["violations"] for r in document["readings"]) else 0
 
 
-def _positive(text: str) -> int:
+def _print_readings(document: dict[str, Any]) -> None:
+    from sltcheck.repro.readings_text import table_lines
+
+    print()
+    for line in table_lines(document):
+        print(line)
+    print("\nconclusion:")
+    for line in document["conclusion"].splitlines():
+        print(f"  {line}")
+
+
+def _readings_arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.extras import MissingExtra
+
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if not 1 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_WORKERS}, got {text}")
-    return value
+        from sltcheck.pruning.sources import INITS
+        from sltcheck.pruning.subset_sum import SOLVERS
+        from sltcheck.repro import readings, synthetic
+        from sltcheck.repro.fits import FITS
+    except MissingExtra as error:
+        parser.error(str(error))
+    parser.add_argument("figure", choices=synthetic.FIGURES)
+    parser.add_argument("--preset", choices=synthetic.PRESETS, default="quick")
+    axes = parser.add_argument_group("the grid: every combination of these is a reading (defaults: "
+                                     + "; ".join(f"{axis}s {','.join(v)}" for axis, v in readings.DEFAULTS.items())
+                                     + ")")
+    axes.add_argument("--inits", type=_names(INITS), default=None, metavar="A,B", help="source initialisations")
+    axes.add_argument("--solvers", type=_names(SOLVERS), default=None, metavar="A,B", help="subset-sum solvers")
+    axes.add_argument("--tokens", type=_names(("learned", "fixed-zero")), default=None, metavar="A,B",
+                      help="regression tokens (fig4, fig5)")
+    axes.add_argument("--norms", type=_names(tuple(readings.NORMS)), default=None, metavar="A,B",
+                      help="target norms: keep (as trained or drawn) or rescale (onto spectral norm 1)")
+    axes.add_argument("--errors", type=_names(tuple(synthetic.ERRORS)), default=None, metavar="A,B",
+                      help="error definitions: " + "; ".join(f"{k}: {v[1]}" for k, v in synthetic.ERRORS.items()))
+    axes.add_argument("--fits", type=_names(FITS), default=None, metavar="A,B",
+                      help="fits: linear (curve_fit on per-width means), per-source (every source's point), "
+                           "log-linear (least squares on log error)")
+    axes.add_argument("--fit-widths", dest="fit_widths", type=_spans, default=None, metavar="all,LO:HI",
+                      help="width ranges the fits use, e.g. all,4:20 (default: all)")
+    parser.add_argument("--widths", type=_widths, default=None, metavar="N,N,...",
+                        help="source widths (default: the preset's; quick fig4: 4,8,...,32)")
+    parser.add_argument("--sources", type=_positive_count, default=None, help="random sources per point")
+    parser.add_argument("--test-samples", dest="test_samples", type=_positive_count, default=None,
+                        help="test sequences per source (default: the preset's; quick 500, paper 10,000)")
+    parser.add_argument("--target-epochs", dest="target_epochs", type=_positive_count, default=None,
+                        help="epochs of the trained target (fig4, fig5; default: the preset's, quick 3, paper 25)")
+    parser.add_argument("--seed", type=_non_negative, default=None)
+    _solver_arguments(parser)
+    parser.add_argument("--out", type=OUT_DIRECTORY, default=None,
+                        help="readings directory (resumed if it exists; default: runs/ and a name made of the "
+                             "figure, preset and every option given)")
+    parser.add_argument("--no-progress", action="store_true")
+    _where_arguments(parser)
+
+
+def _names(allowed: tuple[str, ...]) -> Names:
+    return Names(allowed)
+
+
+def _parse_spans(text: str) -> tuple[tuple[int, int] | None, ...]:
+    spans: list[tuple[int, int] | None] = []
+    for part in text.split(","):
+        if part.strip() == "all":
+            spans.append(None)
+            continue
+        try:
+            low, high = (int(v) for v in part.split(":"))
+        except ValueError:
+            low = high = 0
+        if not 1 <= low < high:
+            raise ValueError(f"must be 'all' or ranges LO:HI with 1 <= LO < HI, got {part!r}")
+        spans.append((low, high))
+    return tuple(spans)
+
+
+MAX_WIDTH = 4096
+# The options' validators (sltcheck.cli.options: each declares its domain, which tests/test_bad_input.py reads).
+_widths = Numbers(Integer(1, MAX_WIDTH), increasing=True)
+_spans = Checked(_parse_spans, "'all' or width ranges LO:HI with 1 <= LO < HI, comma-separated", "all")
+_fraction = Number(0, 1, high_open=True)
+_seconds = Number(0, 1e7, low_open=True)
+_positive_count = Integer(1, 100_000)
+_non_negative = SEED
+_positive = WORKERS

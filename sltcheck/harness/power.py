@@ -13,7 +13,10 @@ statement with a known worst case lists ``POWER_CASES``; each case is a dict wit
 - or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
   of that variant at fixed parameters, so it maximises the measured side itself; its best
   measured value is reported beside the bracket's lower end ``lower`` (a float or a
-  function returning one), which it must reach;
+  function returning one), of which it must reach :data:`REQUIRED`: the lower end is the
+  best point of another float64-steered search, which moves with the CPU's kernels
+  (Lemma 13's at d1 = 2 is 0.66695 with OpenBLAS's SkylakeX kernels, 0.67166 with its
+  Haswell ones), so it is held to the same fraction as a closed form;
 - or ``variant`` and ``best_known``: the best ratio measured / bound any search has found
   (no proved supremum or bracket at a fixed point): the ratio found is reported beside it.
 """
@@ -28,7 +31,7 @@ from sltcheck.harness.search import Budget
 from sltcheck.harness.search import search_worst_case as _search
 from sltcheck.statements import STATEMENT_MODULES, load
 
-# The fraction of a closed-form supremum the search must reach.
+# The fraction of a closed-form supremum (or of a bracket's lower end) the search must reach.
 REQUIRED = 0.99
 
 
@@ -59,7 +62,8 @@ def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci
         known = case["lower"]
         lower = known() if callable(known) else float(known)
         row = {"kind": "bracket", "variant": case["variant"], "best": best, "known": lower,
-               "upper": case.get("upper"), "power": best / lower if lower else None, "passed": best >= lower}
+               "upper": case.get("upper"), "power": best / lower if lower else None,
+               "passed": best >= lower * REQUIRED}
     return {"statement": statement, "fixed": fixed, **row, "evaluations": found.evaluations,
             "seconds": round(time.perf_counter() - began, 2), "shape": found.shape, "gradients": found.gradients}
 

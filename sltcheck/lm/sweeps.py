@@ -352,7 +352,7 @@ def run_sweep(
 
     from sltcheck.rundir import DirectoryLock, bind_configuration
 
-    with DirectoryLock(out):  # one writer per run directory
+    with DirectoryLock(out, f"repro {sweep.figure}"):  # one writer per run directory, one command's outputs
         # The directory is bound to everything but its points and seeds: a later command may add
         # scales or seeds to it (each run's own spec is checked), never change the model or training.
         shared = {key: value for key, value in config.items() if key not in ("points", "seeds")}

@@ -1,12 +1,16 @@
 """The report's inputs, read and validated: what ran, what is partial, what is missing.
 
-Every ``--in`` is a run directory or one of the three result files
+Every ``--in`` is a run directory or one of the result files
 (``findings.json`` of ``sltcheck check``, ``summary.json`` of ``sltcheck repro
-fig4|fig5|fig6``, ``results.json`` of ``sltcheck repro fig7|fig8``). Each file is read
+fig4|fig5|fig6``, ``readings.json`` of ``sltcheck repro readings``, ``results.json`` of
+``sltcheck repro fig7|fig8``). A readings directory shows as its readings (its runs under
+``runs/`` are read only when given themselves). Each file is read
 with its schema version checked and its shape validated (:mod:`sltcheck.schema`); the
 same file given twice is read once; a run that never finished is named in ``notes``
 (statements that never ran, a sweep without its summary) so the report never turns a
-killed run into "N of N held".
+killed run into "N of N held". A findings.json changed after sltcheck wrote it (its digest,
+:func:`sltcheck.jsonfiles.seal`, does not match) is refused; one without a digest is named in
+``notes`` (its numbers are as written: ``sltcheck check --replay`` re-decides them).
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sltcheck.errors import UsageError
-from sltcheck.records import FindingsFile, LMResultsFile, SummaryFile
+from sltcheck.errors import StoredResultError, UsageError
+from sltcheck.jsonfiles import seal_state
+from sltcheck.records import FindingsFile, LMResultsFile, ReadingsFile, SummaryFile
 from sltcheck.schema import load
 
 KINDS: dict[str, tuple[str, type[Any], str]] = {
     "findings.json": ("findings", FindingsFile, "findings"),
     "summary.json": ("synthetic", SummaryFile, "sweep summary"),
+    "readings.json": ("readings", ReadingsFile, "readings"),
     "results.json": ("lm", LMResultsFile, "language-model results"),
 }
 SWEEP_STORE = "results.sqlite"  # a sweep's rows; without summary.json beside it the sweep never finished
@@ -29,7 +35,7 @@ SWEEP_STORE = "results.sqlite"  # a sweep's rows; without summary.json beside it
 def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
     """Sort every given run directory or file into findings, synthetic and lm results, and
     ``notes`` (one line per partial or unfinished run)."""
-    found: dict[str, list[Any]] = {"findings": [], "synthetic": [], "lm": [], "notes": []}
+    found: dict[str, list[Any]] = {"findings": [], "synthetic": [], "readings": [], "lm": [], "notes": []}
     seen: set[Path] = set()
     for raw in paths:
         for file in _candidates(raw, found["notes"]):
@@ -39,6 +45,8 @@ def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
             seen.add(resolved)
             kind, record_type, what = KINDS[file.name]
             payload = dict(load(file, record_type, what))
+            if kind == "findings":
+                found["notes"] += _unsealed(payload, file)
             payload["_source"] = str(file)
             found[kind].append(payload)
             note = _partial(kind, payload, file)
@@ -56,8 +64,10 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise UsageError(f"--in {raw!r} is neither a run directory nor a results file (it does not exist)")
-    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs")
-    for store in sorted(path.rglob(SWEEP_STORE)):
+    readings = [p.parent for p in path.rglob("readings.json")]
+    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs"
+                   and not any(root / "runs" in p.parents for root in readings))
+    for store in sorted(s for s in path.rglob(SWEEP_STORE) if not any(root / "runs" in s.parents for root in readings)):
         if not (store.parent / "summary.json").exists():
             notes.append(f"{store.parent}: a sweep that never finished (no summary.json); rerun its "
                          "sltcheck repro command to resume it")
@@ -67,13 +77,32 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
     return files
 
 
+UNSEALED = "carries no digest"
+
+
+def note_label(note: str) -> str:
+    """How the command line labels a note: PARTIAL for a run that did not finish, NOTE otherwise."""
+    return "NOTE" if UNSEALED in note else "PARTIAL"
+
+
+def _unsealed(payload: dict[str, Any], file: Path) -> list[str]:
+    sealed = seal_state(payload)
+    if sealed == "edited":
+        raise StoredResultError(f"--in {str(file)!r} was changed after sltcheck wrote it (its digest does not "
+                                f"match its content); sltcheck check --replay {str(file)!r} names what differs")
+    if sealed == "unsealed":
+        return [f"{file}: {UNSEALED} (written before sltcheck sealed its findings, or by hand): its numbers "
+                f"are shown as written; sltcheck check --replay {file} re-decides them"]
+    return []
+
+
 def _partial(kind: str, payload: dict[str, Any], file: Path) -> str | None:
     if kind == "findings" and not payload["complete"]:
         missing = [unit for unit in payload["planned"] if unit not in payload["done"]]
         shown = ", ".join(missing[:6]) + (", ..." if len(missing) > 6 else "")
         return (f"{file}: a partial check run: {len(missing)} of {len(payload['planned'])} units never ran "
                 f"({shown}); rerun its sltcheck check to finish it")
-    if kind == "synthetic" and not payload["complete"]:
+    if kind in ("synthetic", "readings") and not payload["complete"]:
         return f"{file}: a partial sweep; rerun its sltcheck repro command to finish it"
     return None
 

@@ -16,6 +16,7 @@ the functions of :data:`VIEWS`, e.g. plots).
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import functools
 import json
@@ -56,6 +57,8 @@ def _short_number(value: Any) -> str:
         number = float(value)
     except (TypeError, ValueError):
         return str(value)
+    if isinstance(value, str) and math.isinf(number) and "inf" not in value.lower():
+        return value  # a decimal string beyond float64's range (e.g. a bound of 1e400)
     return "—" if math.isnan(number) else f"{number:.4g}"
 
 
@@ -135,7 +138,7 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
             "reproductions": [
                 {"figure": s.get("figure"), "checked": s.get("checked"),
                  "violations": len(s.get("violations", [])), "worst_ratio": s.get("worst_ratio"),
-                 "source": s.get("_source")}
+                 "vacuous": s.get("vacuous"), "held": s.get("held"), "source": s.get("_source")}
                 for s in inputs["synthetic"]
             ],
             "lm_runs": [{"figure": r.get("figure"), "preset": r.get("preset"), "runs": len(r.get("runs", [])),
@@ -158,6 +161,7 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
             {k: e.get(k) for k in ("key", "verdict", "sup_lower", "sup_upper", "proven_fraction", "expected")}
             for f in inputs["findings"] for e in (f.get("certified_over_family") or {}).get("families", [])],
         "synthetic": inputs["synthetic"],
+        "readings": inputs.get("readings", []),
         "lm": inputs["lm"],
     }
 
@@ -381,6 +385,26 @@ def _synthetic_plot(summary: dict[str, Any]) -> str:
                      ylabel="max_i ||S(x_i) - T(x_i)||", logy=True, logx=True)
 
 
+def _figure_image(folder: Path, stem: str) -> Markup | None:
+    """The run directory's own figure (``STEM.svg``, drawn by :mod:`sltcheck.repro.figures`) as an
+    ``<img>`` with a data URI: the same file the run wrote, and an SVG inside ``<img>`` runs no script."""
+    path = folder / f"{stem}.svg"
+    if not path.is_file():
+        return None
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return Markup('<img class="figure" alt="{}" src="data:image/svg+xml;base64,{}">').format(str(path), data)
+
+
+# Configuration keys that name a run but do not change its results.
+_NOT_AN_OPTION = ("extra",)
+
+
+def _distinguishing(configs: list[dict[str, Any]]) -> list[str]:
+    """The configuration keys whose values differ between the runs shown side by side."""
+    keys = sorted({k for c in configs for k in c} - set(_NOT_AN_OPTION))
+    return [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in configs}) > 1]
+
+
 def _synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
     shown = []
     for summary in report["synthetic"]:
@@ -390,12 +414,55 @@ def _synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
         points = [(p["blocks"], p["length"], p["width"], p["sources"], f"{float(p['mean']):.4g}",
                    f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", _short_number(p["max_ratio"]))
                   for p in summary.get("points", [])]
+        source = Path(str(summary.get("_source", "")))
+        image = _figure_image(source.parent, "figure") if summary.get("_source") else None
         shown.append({"figure": summary.get("figure"), "config": summary.get("config", {}),
                       "checked": summary.get("checked"), "violations": len(summary.get("violations", [])),
+                      "vacuous": summary.get("vacuous"), "held": summary.get("held"),
+                      "least_over_trivial": summary.get("least_bound_over_trivial"),
                       "worst_ratio": summary.get("worst_ratio"), "norm_policy": summary.get("norm_policy"),
-                      "plot": Markup(_synthetic_plot(summary)), "fits": fits, "points": points,
-                      "source": summary.get("_source")})
-    return {"synthetic": shown}
+                      "plot": image or Markup(_synthetic_plot(summary)), "fits": fits, "points": points,
+                      "seconds": summary.get("source_seconds"), "source": summary.get("_source")})
+    return {"synthetic": shown, "side_by_side": _side_by_side(report["synthetic"]),
+            "readings": [_readings_view(document) for document in report.get("readings", [])]}
+
+
+def _side_by_side(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per figure with two runs or more: one row per run, the options that tell them apart, then
+    every fit, the checks and the run time."""
+    tables = []
+    for figure in sorted({str(s.get("figure")) for s in summaries}):
+        runs = [s for s in summaries if str(s.get("figure")) == figure]
+        if len(runs) < 2:
+            continue
+        options = _distinguishing([s.get("config", {}) for s in runs])
+        names = sorted({name for s in runs for name in s.get("fits", {})})
+        rows = []
+        for s in runs:
+            fits = s.get("fits", {})
+            cells = [json.dumps(s.get("config", {}).get(k)) for k in options]
+            for name in names:
+                fit = fits.get(name)
+                cells.append(f"gamma {interval_text(fit, 'gamma')}; delta {interval_text(fit, 'delta')}"
+                             if isinstance(fit, dict) and "gamma" in fit else "no fit")
+            cells += [f"{s.get('checked')} checked, {len(s.get('violations', []))} violated, "
+                      f"{s.get('vacuous', '?')} vacuous",
+                      f"{float(s['source_seconds']):.0f}" if isinstance(s.get("source_seconds"), (int, float))
+                      else "not recorded", str(s.get("_source"))]
+            rows.append(cells)
+        tables.append({"figure": figure, "header": [*options, *(f"fit {n}" for n in names), "checks",
+                                                    "source seconds", "run"], "rows": rows})
+    return tables
+
+
+def _readings_view(document: dict[str, Any]) -> dict[str, Any]:
+    from sltcheck.repro.readings_text import table
+
+    header, rows = table(document)
+    source = Path(str(document.get("_source", "")))
+    return {"figure": document.get("figure"), "preset": document.get("preset"), "header": header, "rows": rows,
+            "conclusion": str(document.get("conclusion", "")).splitlines(), "complete": document.get("complete"),
+            "plot": _figure_image(source.parent, "readings"), "source": document.get("_source")}
 
 
 LM_COLUMNS = ("mode", "scale", "keep_fraction", "n_seeds", "best_val_loss_mean", "best_val_loss_std", "nonzero_params")

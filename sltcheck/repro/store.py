@@ -25,7 +25,7 @@ from typing import Any
 from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import fingerprint as fingerprint_of
 from sltcheck.jsonfiles import write_json_atomic
-from sltcheck.rundir import DirectoryLock, bind_configuration, ensure_writable_directory
+from sltcheck.rundir import OWNER_FILE, DirectoryLock, bind_configuration, ensure_writable_directory, store_error
 from sltcheck.schema import json_safe
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "mpmath", "torch", "gurobipy", "highspy", "cvxpy", "sltcheck")
@@ -51,11 +51,14 @@ def versions() -> dict[str, str]:
 class RunDirectory:
     """``config`` identifies the experiment; opening a directory that holds another one
     raises :class:`~sltcheck.errors.StoredResultError` (a ``SltcheckError``) naming the
-    differing options. Holds the directory's lock until closed."""
+    differing options. Holds the directory's lock until closed; ``command`` (``repro fig4``)
+    claims the directory for that command's outputs. A run that fails or is interrupted before
+    its first result leaves no configuration behind (the corrected command must not be refused)."""
 
-    def __init__(self, path: str | Path, config: dict[str, object]) -> None:
+    def __init__(self, path: str | Path, config: dict[str, object], command: str | None = None) -> None:
         self.path = ensure_writable_directory(path)
-        self._lock = DirectoryLock(self.path)
+        self._created = [name for name in ("config.json", STORE, OWNER_FILE) if not (self.path / name).exists()]
+        self._lock = DirectoryLock(self.path, command)
         self._db: sqlite3.Connection | None = None
         try:
             self.fingerprint = fingerprint_of(json.loads(json.dumps(config)))
@@ -84,9 +87,8 @@ class RunDirectory:
                                         "configuration fingerprint; give another --out (or move this one away)")
             others = [row[0] for row in db.execute("SELECT DISTINCT fingerprint FROM results")
                       if row[0] != self.fingerprint]
-        except sqlite3.DatabaseError as error:
-            raise StoredResultError(f"{where} is corrupted ({error}); move it away to start this run "
-                                    "over, or give another --out") from None
+        except sqlite3.Error as error:
+            raise store_error(error, store) from None
         if others:
             db.close()
             raise StoredResultError(
@@ -107,11 +109,14 @@ class RunDirectory:
 
     def add(self, key: str, record: dict[str, object]) -> None:
         """Store one finished result at once; a key already stored is left untouched."""
-        self.db.execute(
-            "INSERT OR IGNORE INTO results (key, fingerprint, record) VALUES (?, ?, ?)",
-            (key, self.fingerprint, json.dumps(json_safe(record), sort_keys=True, allow_nan=False)),
-        )
-        self.db.commit()
+        try:
+            self.db.execute(
+                "INSERT OR IGNORE INTO results (key, fingerprint, record) VALUES (?, ?, ?)",
+                (key, self.fingerprint, json.dumps(json_safe(record), sort_keys=True, allow_nan=False)),
+            )
+            self.db.commit()
+        except sqlite3.Error as error:  # a full disk names the store (finished rows are kept: rerun to resume)
+            raise store_error(error, self.path / STORE) from None
 
     def records(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT key, record FROM results WHERE fingerprint = ? ORDER BY key",
@@ -138,8 +143,23 @@ class RunDirectory:
     def __enter__(self) -> RunDirectory:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is not None:
+            self._forget_if_empty()
         self.close()
+
+    def _forget_if_empty(self) -> None:
+        """After a failure before the first result: remove the configuration (and empty store) this
+        run created, so the directory refuses nothing (a corrected command starts afresh)."""
+        try:
+            if self._db is None or self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]:
+                return
+            self._db.close()
+            self._db = None
+            for name in self._created:
+                (self.path / name).unlink(missing_ok=True)
+        except (sqlite3.Error, OSError):
+            pass  # a store that cannot be read keeps what it holds
 
 
 def pending(keys: Iterable[str], done: set[str]) -> Iterator[str]:

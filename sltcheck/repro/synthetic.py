@@ -8,12 +8,13 @@ evaluated from the achieved weight errors. The float64 sweep over the test
 set picks the worst sequences; those are re-evaluated in mpmath and the
 verdict measured <= bound is decided there (:func:`sltcheck.numerics.verdict.decide`).
 
-Modes: ``paper`` prunes Xavier-initialised sources with Gurobi and keeps the
-targets as trained or drawn (what Appendix B.1 says); ``theory`` prunes sources
-drawn as Section 3.1 assumes with the ``exact`` subset-sum solver (proven optimal
-up to n' = 40 candidates, proven at the float64 floor beyond: see
-:mod:`sltcheck.pruning.subset_sum`) and rescales the targets onto the theorems'
-assumptions. ``--solver``, ``--init`` and
+Modes: ``paper`` prunes Xavier-initialised sources and keeps the targets as trained
+or drawn (what Appendix B.1 says); ``theory`` prunes sources drawn as Section 3.1
+assumes and rescales the targets onto the theorems' assumptions. Both solve the
+subset sums with the ``exact`` solver (every mask proven optimal, or proven at the
+float64 floor: see :mod:`sltcheck.pruning.subset_sum`); B.1 names Gurobi, which
+``--solver gurobi`` runs (its masks are optimal only up to its MIPGap and
+tolerances, and on paper mode's targets exact is faster). ``--solver``, ``--init`` and
 ``--norm-policy`` mix the two. A target that breaks the assumptions (norms above 1)
 is checked against the chain with its actual norms (:mod:`sltcheck.repro.bounds`),
 never against ``as-proven``.
@@ -30,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -41,13 +43,16 @@ require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproduc
 import torch  # noqa: E402
 
 from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402
+from sltcheck.harness.serialise import decode, encode  # noqa: E402
+from sltcheck.jsonfiles import fingerprint, read_json, write_json_atomic  # noqa: E402
 from sltcheck.model import reference  # noqa: E402
 from sltcheck.model.torch_model import MultiHeadAttention, Transformer  # noqa: E402
 from sltcheck.model.weights import MHAWeights, TransformerWeights  # noqa: E402
 from sltcheck.numerics.validation import check_choice  # noqa: E402
 from sltcheck.numerics.verdict import decide  # noqa: E402
 from sltcheck.pruning import construction, sources  # noqa: E402
-from sltcheck.repro import bounds, targets  # noqa: E402
+from sltcheck.pruning.subset_sum import MIPOptions  # noqa: E402
+from sltcheck.repro import bounds, figures, targets  # noqa: E402
 from sltcheck.repro.dataset import (  # noqa: E402
     AngularVelocity,
     alpha_for,
@@ -55,18 +60,29 @@ from sltcheck.repro.dataset import (  # noqa: E402
     full_attention,
     token_bound,
 )
-from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit_decay  # noqa: E402
+from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit  # noqa: E402
 from sltcheck.repro.store import RunDirectory  # noqa: E402
 from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
 
 FIGURES = ("fig4", "fig5", "fig6")
 PRESETS = ("quick", "paper")
 MODES = {
-    "paper": {"solver": "gurobi", "init": "xavier", "norm_policy": "keep"},
+    "paper": {"solver": "exact", "init": "xavier", "norm_policy": "keep"},  # B.1's Gurobi: --solver gurobi
     "theory": {"solver": "exact", "init": "theory", "norm_policy": "rescale"},
 }
 VERDICT_DPS = 30
 WORST_SEQUENCES = 2  # re-evaluated in mpmath per source and length
+
+# What "the approximation error" of one source is (Section 4.2 does not define it; each is a reading).
+# Name -> (record field, description). Per width, the figures show the mean and standard deviation
+# over sources of the chosen one.
+ERRORS: dict[str, tuple[str, str]] = {
+    "max": ("error", "max over every token of every test input of ||S(x_i) - T(x_i)|| (the theorems' error)"),
+    "mean": ("error_mean", "mean over test inputs of the max over tokens of ||S(x_i) - T(x_i)||"),
+    "read-out": ("error_read_out", "mean over test inputs of ||S(x_0) - T(x_0)||, the regression token's "
+                                   "output: what the model predicts"),
+    "weight": ("error_weight", "the largest max-norm error of a merged weight matrix (W_QK, W_VO, FC)"),
+}
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,12 @@ class SweepConfig:
     regression_token: str = "learned"  # targets.REGRESSION_TOKENS
     bound: str = "auto"  # bounds.BOUNDS
     extra: dict[str, Any] = field(default_factory=dict)
+    # The MIP solvers' settings (sltcheck.pruning.subset_sum.MIPOptions: time_limit, mip_gap,
+    # threads); empty: the solver's defaults. Licence-free solvers ignore them.
+    solver_options: dict[str, Any] = field(default_factory=dict)
+
+    def mip_options(self) -> MIPOptions:
+        return MIPOptions(**self.solver_options)
 
 
 def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> SweepConfig:
@@ -148,7 +170,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
     if reason is not None:
         raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
     for name, value, limit in (("--sources", config.sources, MAX_SOURCES),
-                               ("test_samples", config.test_samples, MAX_TEST_SAMPLES)):
+                               ("--test-samples", config.test_samples, MAX_TEST_SAMPLES),
+                               ("--target-epochs", config.target_epochs, MAX_EPOCHS)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
             raise UsageError(f"{name} must be an integer from 1 to {limit}, got {value!r}")
     if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
@@ -161,6 +184,7 @@ def validate_config(config: SweepConfig) -> SweepConfig:
 
 MAX_SOURCES = 100_000
 MAX_TEST_SAMPLES = 1_000_000
+MAX_EPOCHS = 10_000
 
 
 # --- one source ---------------------------------------------------------------
@@ -174,21 +198,36 @@ def _worst_rows(errors: np.ndarray, count: int) -> np.ndarray:
     return np.argsort(errors, kind="stable")[::-1][:count]
 
 
-def _attention_errors(target: MHAWeights, pruned: MHAWeights, X: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """max_i ||Attn_S(x_i) - Attn_T(x_i)|| per test sequence, in float64."""
+@dataclass(frozen=True)
+class SweepErrors:
+    """One source's outputs against the target's over the test set, in float64, per sequence:
+    ``worst`` = max_i ||S(x_i) - T(x_i)|| (over tokens i), ``read_out`` = ||S(x_0) - T(x_0)||
+    (the regression token's output: what the model predicts), ``trivial`` = max_i ||S(x_i)|| +
+    ||T(x_i)|| (the triangle inequality's bound on ``worst``)."""
+
+    worst: np.ndarray
+    read_out: np.ndarray
+    trivial: np.ndarray
+
+
+def _sweep_errors(source_out: torch.Tensor, target_out: torch.Tensor) -> SweepErrors:
+    difference = (source_out - target_out).norm(dim=-1)
+    trivial = source_out.norm(dim=-1) + target_out.norm(dim=-1)
+    return SweepErrors(difference.amax(dim=-1).numpy(), difference[:, 0].numpy(), trivial.amax(dim=-1).numpy())
+
+
+def _attention_errors(target: MHAWeights, pruned: MHAWeights, X: np.ndarray, mask: np.ndarray) -> SweepErrors:
     with torch.no_grad():
         Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
-        source_out = MultiHeadAttention.from_weights(pruned)(Xt, maskt)
-        difference = source_out - MultiHeadAttention.from_weights(target)(Xt, maskt)
-    return difference.norm(dim=-1).amax(dim=-1).numpy()
+        return _sweep_errors(MultiHeadAttention.from_weights(pruned)(Xt, maskt),
+                             MultiHeadAttention.from_weights(target)(Xt, maskt))
 
 
 def _transformer_errors(target: TransformerWeights, pruned: TransformerWeights, X: np.ndarray,
-                        mask: np.ndarray) -> np.ndarray:
+                        mask: np.ndarray) -> SweepErrors:
     with torch.no_grad():
         Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
-        difference = Transformer.from_weights(pruned)(Xt, maskt) - Transformer.from_weights(target)(Xt, maskt)
-    return difference.norm(dim=-1).amax(dim=-1).numpy()
+        return _sweep_errors(Transformer.from_weights(pruned)(Xt, maskt), Transformer.from_weights(target)(Xt, maskt))
 
 
 def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: object, X: np.ndarray,
@@ -201,17 +240,39 @@ def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: objec
         return max(mpmath.sqrt(sum(v * v for v in row)) for row in difference)
 
 
-def _verdict_record(errors: np.ndarray, sequences: np.ndarray, evaluate: Callable[..., np.ndarray],
+def _verdict_record(errors: SweepErrors, sequences: np.ndarray, evaluate: Callable[..., np.ndarray],
                     target: object, pruned: object, bound: object, mask: np.ndarray) -> dict[str, Any]:
-    worst = _worst_rows(errors, WORST_SEQUENCES)
+    """The source's errors under every definition (:data:`ERRORS`), the verdict measured <= bound
+    decided in mpmath on the worst sequences, and whether the check could fail at all."""
+    worst = _worst_rows(errors.worst, WORST_SEQUENCES)
     measured = max(_mp_error(evaluate, target, pruned, sequences[row], mask) for row in worst)
     verdict = decide(measured, bound, VERDICT_DPS)
+    trivial = float(errors.trivial.max())
     return {
-        "error": float(errors.max()),
+        "error": float(errors.worst.max()),
+        "error_mean": float(errors.worst.mean()),
+        "error_read_out": float(errors.read_out.mean()),
         "worst_sequence": int(worst[0]),
         **{key: value for key, value in verdict.as_dict().items() if key != "dps"},
         "violated": verdict.violated,
+        **vacuity(bound, trivial),
     }
+
+
+# A bound within this relative distance above the trivial bound (computed in float64) is not
+# separated from it: such a check is counted vacuous, never held.
+VACUITY_MARGIN = 1e-9
+
+
+def vacuity(bound: object, trivial: float) -> dict[str, Any]:
+    """Whether a check measured <= bound could fail on this test set: never where the bound is at
+    least the trivial bound max_i ||S(x_i)|| + ||T(x_i)|| (the triangle inequality, from the same
+    outputs). ``bound_over_trivial`` says by how much (a decimal string beyond float64's range)."""
+    with mpmath.workdps(VERDICT_DPS):
+        over = mpmath.mpf(bound) / mpmath.mpf(trivial) if trivial > 0 else mpmath.inf
+        vacuous = bool(over >= 1 - VACUITY_MARGIN)
+        return {"trivial_bound": trivial, "vacuous": vacuous,
+                "bound_over_trivial": _json_number(over) if mpmath.isfinite(over) else "inf"}
 
 
 def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransformer) -> dict[str, Any]:
@@ -219,6 +280,7 @@ def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransfor
     in mpmath from the masks) and the fraction of source weights kept."""
     return {
         "weight_errors": {e.name: e.error for e in result.errors},
+        "error_weight": max(float(e.error) for e in result.errors),
         "all_optimal": all(e.proven_optimal for e in result.errors),
         "all_certified": all(e.certified for e in result.errors),  # optimal or at the float64 floor
         "density": result.density,
@@ -232,7 +294,7 @@ def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
     rng = _source_seed(config, width, index)
     source = sources.source_mha(config.init, rng, heads=target.heads, d_in=target.d_in,
                                 d_out=target.d_out, n_key=width, n_value=width)
-    result = construction.prune_mha(target, source, solver=config.solver)
+    result = construction.prune_mha(target, source, solver=config.solver, options=config.mip_options())
     pruned = result.weights
     variant, bound = bounds.source_bound(target, pruned, alpha_for(token), token_bound(token), config.bound,
                                          VERDICT_DPS)
@@ -258,7 +320,7 @@ def transformer_source(config: SweepConfig, target: TransformerWeights, width: i
     rng = _source_seed(config, blocks, width, index)
     source = sources.source_transformer(config.init, rng, blocks=blocks, heads=config.heads,
                                         d=target.blocks[0].attention.d_in, n_mha=width, n_fc=width)
-    result = construction.prune_transformer(target, source, solver=config.solver)
+    result = construction.prune_transformer(target, source, solver=config.solver, options=config.mip_options())
     pruned = result.weights
     statement = "theorem14" if blocks >= 2 else "theorem11"
     checked_target, checked_source = (target, pruned) if blocks >= 2 else (target.blocks[0], pruned.blocks[0])
@@ -301,8 +363,26 @@ class BuiltTargets:
     train_loss: float | None = None
 
 
-def build_targets(config: SweepConfig, progress: bool = True) -> BuiltTargets:
-    """One target per block count, seeded; trained (Figures 4, 5) or untrained (Figure 6)."""
+def target_key(config: SweepConfig) -> dict[str, Any]:
+    """Every option the targets depend on: equal keys build byte-identical targets."""
+    return {"figure": config.figure, "seed": config.seed, "d_key": config.d_key, "heads": config.heads,
+            "blocks": list(config.blocks), "train_target": config.train_target,
+            "target_epochs": config.target_epochs, "regression_token": config.regression_token}
+
+
+def build_targets(config: SweepConfig, progress: bool = True, cache: Path | None = None) -> BuiltTargets:
+    """One target per block count, seeded; trained (Figures 4, 5) or untrained (Figure 6).
+
+    ``cache``: a folder where a trained target is stored under its :func:`target_key`'s
+    fingerprint and read back by every later run with the same key (the readings of one
+    ``repro readings`` run share their targets); the weights are stored exactly (float.hex)."""
+    trains = config.figure in ("fig4", "fig5") and config.train_target
+    stored = cache / f"target-{fingerprint(target_key(config))}.json" if cache is not None and trains else None
+    if stored is not None and stored.exists():
+        saved = read_json(stored)
+        weights = MHAWeights(*(np.asarray(decode(saved[name]), dtype=np.float64) for name in MHA_FIELDS))
+        return BuiltTargets({b: weights for b in config.blocks}, np.asarray(decode(saved["token"])),
+                            float(saved["train_loss"]))
     rng = np.random.default_rng([config.seed, FIGURES.index(config.figure), 10**6])
     built: dict[int, Any] = {}
     token, loss = None, None
@@ -319,7 +399,16 @@ def build_targets(config: SweepConfig, progress: bool = True) -> BuiltTargets:
         else:
             built[blocks] = targets.theory_target_transformer(rng, blocks, 2, config.d_key, config.d_key,
                                                               config.heads)
+    if stored is not None and token is not None and loss is not None:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        weights = built[config.blocks[0]]
+        write_json_atomic(stored, {"schema_version": SCHEMA_VERSION, "key": target_key(config),
+                                   **{name: encode(getattr(weights, name)) for name in MHA_FIELDS},
+                                   "token": encode(token), "train_loss": loss})
     return BuiltTargets(built, token, loss)
+
+
+MHA_FIELDS = ("W_Q", "W_K", "W_V", "W_O")
 
 
 @dataclass(frozen=True)
@@ -341,22 +430,34 @@ def source_records(context: SourceContext, blocks: int, width: int, index: int) 
     return transformer_source(config, context.targets[blocks], width, index, context.test)
 
 
-def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
+def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor | None = None,
+        targets_cache: Path | None = None) -> dict[str, Any]:
     """Run (or resume) a sweep into ``out``; returns the summary also written to summary.json.
 
     The targets are built (trained) here, by the driver; every pending source
     runs on ``executor`` (default: in this process; see :mod:`sltcheck.executors`
     for local processes and Dask) and its records are stored by the driver as
     soon as they arrive, so the store's content does not depend on the executor.
-    ``executor`` is used, not closed: its owner closes it.
+    ``executor`` is used, not closed: its owner closes it. ``targets_cache``: see
+    :func:`build_targets`. The summary records this invocation's wall time and the sources'
+    summed seconds (over every invocation that added one), and the run directory gets the
+    figure as ``figure.svg`` and ``figure.png`` (:mod:`sltcheck.repro.figures`).
     """
     from tqdm import tqdm
 
+    from sltcheck.errors import UsageError
+
+    began = time.perf_counter()
     validate_config(config)
-    with RunDirectory(out, asdict(config)) as run_dir:
-        built = build_targets(config, progress)
+    with RunDirectory(out, asdict(config), command=f"repro {config.figure}") as run_dir:
+        built = build_targets(config, progress, targets_cache)
         raw_targets = built.weights
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}
+        for target in prepared.values():  # a bound the target cannot meet stops the run before any source
+            try:
+                bounds.variant_for(target, config.bound)
+            except ValueError as error:
+                raise UsageError(f"--bound {config.bound}: {error}") from None
         test = angular_velocity("test", config.seed, config.test_samples)
         done = run_dir.done()
         todo = [(key, (blocks, width, index)) for key, blocks, width, index in units(config) if key not in done]
@@ -370,14 +471,18 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
                 run_dir.add(key, {"records": records})
                 bar.update(1)
         bar.close()
-        records = [r for row in run_dir.records() for r in row["records"]]
+        rows = run_dir.records()
+        records = [r for row in rows for r in row["records"]]
         summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})
         summary["fingerprint"] = run_dir.fingerprint
         summary["complete"] = len(run_dir.done()) == total
         summary["regression_token"] = None if built.token is None else [float(v) for v in built.token]
         summary["target_train_loss"] = built.train_loss
         summary["alpha"] = alpha_for(built.token)
+        summary["source_seconds"] = sum(max(float(r["seconds"]) for r in row["records"]) for row in rows)
+        summary["wall_seconds"] = time.perf_counter() - began
         run_dir.write_json("summary.json", summary)
+        figures.write(summary, run_dir.path)
         return summary
 
 
@@ -389,26 +494,47 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
     for record in records:
         groups.setdefault((record["blocks"], record["length"], record["width"]), []).append(record)
     for (blocks, length, width), group in sorted(groups.items()):
-        errors = np.array([r["error"] for r in group], dtype=float)
         ratios = np.array([r["ratio"] for r in group], dtype=float)
+        by_definition = {name: _mean_std([r[field] for r in group]) for name, (field, _) in ERRORS.items()
+                         if all(field in r for r in group)}
         points.append({
             "blocks": blocks, "length": length, "width": width, "sources": len(group),
-            "mean": float(errors.mean()), "std": float(errors.std(ddof=1)) if len(group) > 1 else 0.0,
+            **by_definition["max"], "errors": by_definition,
             "max_ratio": float(ratios.max()),
             "mean_bound": _json_number(mpmath.fsum(mpmath.mpf(r["bound"]) for r in group) / len(group)),
         })
     violations = [r for r in records if r["violated"]]
+    vacuous = [r for r in records if r.get("vacuous")]
     return {
         "schema_version": SCHEMA_VERSION,
         "figure": config.figure, "config": asdict(config), "points": points,
-        "fits": _fits(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
+        "fits": fits_of(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "checked": len(records), "violations": violations,
         "undecided": sum(bool(r["undecided"]) for r in records),
+        # A bound at or above the trivial bound max_i ||S(x_i)|| + ||T(x_i)|| cannot be violated.
+        "vacuous": len(vacuous),
+        "held": sum(bool(r["holds"]) and not r.get("vacuous") for r in records),
+        "least_bound_over_trivial": _least_over_trivial(vacuous),
         "worst_ratio": max((float(r["ratio"]) for r in records), default=None),
         "target_norms": {str(b): n for b, n in target_norms.items()},
         "norm_policy": config.norm_policy,
         "bound_variants": sorted({str(r.get("bound_variant", "as-proven")) for r in records}),
     }
+
+
+def _mean_std(values: list[float]) -> dict[str, float]:
+    array = np.asarray(values, dtype=float)
+    return {"mean": float(array.mean()), "std": float(array.std(ddof=1)) if array.size > 1 else 0.0}
+
+
+def _least_over_trivial(vacuous: list[dict[str, Any]]) -> float | str | None:
+    """The smallest bound / trivial bound among vacuous checks: every vacuous bound exceeds the
+    trivial one at least this many times."""
+    if not vacuous:
+        return None
+    with mpmath.workdps(VERDICT_DPS):
+        least = min(mpmath.mpf(r["bound_over_trivial"]) for r in vacuous)
+        return _json_number(least) if mpmath.isfinite(least) else "inf"
 
 
 def _json_number(value: Any) -> float | str:
@@ -418,16 +544,29 @@ def _json_number(value: Any) -> float | str:
     return as_float if np.isfinite(as_float) else mpmath.nstr(value, 6)
 
 
-def _fits(config: SweepConfig, points: list[dict[str, Any]]) -> dict[str, Any]:
+def fits_of(config: SweepConfig, points: list[dict[str, Any]], records: list[dict[str, Any]] | None = None,
+            error: str = "max", kind: str = "linear", widths: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The figure's fits (Figure 4: one; Figure 5: one per length; Figure 6: one per block count,
+    delta fitted on the first and shared) of the error ``error`` (:data:`ERRORS`) with the fit
+    ``kind`` (:data:`sltcheck.repro.fits.FITS`; ``per-source`` needs ``records``), over the
+    widths from ``widths[0]`` to ``widths[1]`` (default: every width)."""
+    field = ERRORS[error][0]
+
     def fit_of(selected: list[dict[str, Any]], delta: float | None = None) -> dict[str, Any] | None:
+        if widths is not None:
+            selected = [p for p in selected if widths[0] <= p["width"] <= widths[1]]
         if len(selected) < 2:
             return None
         n = np.array([p["width"] for p in selected], dtype=float)
-        eps = np.array([p["mean"] for p in selected], dtype=float)
+        eps = np.array([p["errors"][error]["mean"] if "errors" in p else p["mean"] for p in selected], dtype=float)
+        per_source = None
+        if kind == "per-source":
+            per_source = [np.array([r[field] for r in records or () if (r["blocks"], r["length"], r["width"])
+                                    == (p["blocks"], p["length"], p["width"])], dtype=float) for p in selected]
         try:
-            return fit_decay(n, eps, delta).as_dict()
-        except (RuntimeError, ValueError) as error:  # a degenerate curve has no fit
-            return {"error": str(error)}
+            return fit(kind, n, eps, per_source, delta).as_dict()
+        except (RuntimeError, ValueError) as failure:  # a degenerate curve has no fit
+            return {"error": str(failure)}
 
     if config.figure == "fig4":
         return {"all": fit_of(points)}
@@ -438,5 +577,5 @@ def _fits(config: SweepConfig, points: list[dict[str, Any]]) -> dict[str, Any]:
     fits = {f"B={config.blocks[0]}": first}
     for blocks in config.blocks[1:]:
         fits[f"B={blocks}"] = fit_of([p for p in points if p["blocks"] == blocks],
-                                     delta=shared if isinstance(shared, float) else None)
+                                     delta=shared if isinstance(shared, float) and kind != "log-linear" else None)
     return fits

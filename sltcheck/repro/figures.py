@@ -1,0 +1,134 @@
+"""The synthetic figures drawn as the paper draws them, as files beside the results.
+
+Figures 4 and 6: the mean approximation error over the sources against the width (log scale),
+standard deviations as error bars, each fit dashed in its curve's colour, and for Figure 4 the
+paper's fit 0.8 exp(-0.06 n) in grey; Figure 5: the mean error against T, one curve per width.
+:func:`write` puts ``figure.svg`` and ``figure.png`` into a run directory; :func:`write_overlay`
+puts every reading of a ``repro readings`` run into one plot beside the paper's fit. Both are
+deterministic (no dates, a fixed SVG id salt), and the HTML report embeds the same files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sltcheck.repro.fits import PAPER_FIT
+
+FORMATS = ("svg", "png")
+PAPER_COLOUR = "0.45"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    matplotlib.rcParams["svg.hashsalt"] = "sltcheck"  # element ids from a fixed salt: same bytes each run
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(figure: Any, folder: Path, stem: str) -> list[Path]:
+    written = []
+    for suffix in FORMATS:
+        path = folder / f"{stem}.{suffix}"
+        temporary = path.with_name(f".{path.name}.tmp")
+        metadata = {"Date": None} if suffix == "svg" else {"Software": None}
+        figure.savefig(temporary, format=suffix, dpi=120, bbox_inches="tight", metadata=metadata)
+        temporary.replace(path)
+        written.append(path)
+    return written
+
+
+def _fit_curve(fit: object, widths: Sequence[float]) -> list[float] | None:
+    if not isinstance(fit, dict) or not isinstance(fit.get("gamma"), float):
+        return None
+    return [fit["gamma"] * math.exp(-fit["delta"] * n) for n in widths]
+
+
+def _paper_line(axes: Any, widths: Sequence[float]) -> None:
+    span = [min(widths), max(widths)]
+    axes.plot(span, [PAPER_FIT["gamma"] * math.exp(-PAPER_FIT["delta"] * n) for n in span], color=PAPER_COLOUR,
+              linestyle="--", linewidth=2, label="paper: 0.8 exp(-0.06 n)")
+
+
+def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) -> Any:
+    """A matplotlib figure of one run's summary (the error definition ``error``)."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6.4, 4.4))
+    points = summary["points"]
+    kind = summary["figure"]
+
+    def mean_std(p: dict[str, Any]) -> tuple[float, float]:
+        chosen = p.get("errors", {}).get(error) or {"mean": p["mean"], "std": p["std"]}
+        return float(chosen["mean"]), float(chosen["std"])
+
+    if kind in ("fig4", "fig6"):
+        for blocks in sorted({p["blocks"] for p in points}):
+            chosen = [p for p in points if p["blocks"] == blocks]
+            widths = [float(p["width"]) for p in chosen]
+            means, stds = zip(*(mean_std(p) for p in chosen), strict=True)
+            label = "mean error" if kind == "fig4" else f"B = {blocks}"
+            line = axes.errorbar(widths, means, yerr=stds, marker="o", capsize=3, label=label)
+            curve = _fit_curve(summary["fits"].get("all" if kind == "fig4" else f"B={blocks}"), widths)
+            if curve is not None:
+                axes.plot(widths, curve, linestyle=":", color=line[0].get_color(), label=f"fit, {label}")
+        if kind == "fig4" and points:
+            _paper_line(axes, [float(p["width"]) for p in points])
+        axes.set_xlabel("source width n (n_K = n_V)" if kind == "fig4" else "source width n (n_MHA = n_FC)")
+    else:
+        for width in sorted({p["width"] for p in points}):
+            chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])
+            means, stds = zip(*(mean_std(p) for p in chosen), strict=True)
+            axes.errorbar([p["length"] for p in chosen], means, yerr=stds, marker="o", capsize=3, label=f"n = {width}")
+        axes.set_xscale("log")
+        axes.set_xlabel("sequence length T")
+    axes.set_yscale("log")
+    axes.set_ylabel(f"approximation error ({error})")
+    axes.set_title(title or f"{kind}: approximation error, mean and std over sources")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize="small")
+    return figure
+
+
+def write(summary: dict[str, Any], folder: Path, error: str = "max") -> list[Path]:
+    """``figure.svg`` and ``figure.png`` of one run in ``folder``."""
+    figure = draw(summary, error)
+    try:
+        return _save(figure, folder, "figure")
+    finally:
+        _pyplot().close(figure)
+
+
+def write_overlay(figure_name: str, readings: list[dict[str, Any]], folder: Path) -> list[Path]:
+    """``readings.svg`` and ``readings.png``: every reading's mean error curve (Figure 4: against
+    the width, with the paper's fit; Figure 5: against T at the reading's largest width; Figure 6:
+    against the width at the largest B) in one plot."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(8.0, 5.2))
+    widths_seen: list[float] = []
+    for reading in readings:
+        curve = reading.get("curve") or []
+        if not curve:
+            continue
+        x = [float(c["x"]) for c in curve]
+        axes.plot(x, [float(c["mean"]) for c in curve], marker=".", linewidth=1, label=reading["name"])
+        widths_seen += x
+    if figure_name == "fig4" and widths_seen:
+        _paper_line(axes, widths_seen)
+    axes.set_yscale("log")
+    if figure_name == "fig5":
+        axes.set_xscale("log")
+    axes.set_xlabel({"fig4": "source width n (n_K = n_V)", "fig5": "sequence length T (largest width)",
+                     "fig6": "source width n (largest B)"}[figure_name])
+    axes.set_ylabel("mean approximation error")
+    axes.set_title(f"{figure_name}: every reading")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize="x-small", ncol=2, loc="best")
+    try:
+        return _save(figure, folder, "readings")
+    finally:
+        plt.close(figure)
