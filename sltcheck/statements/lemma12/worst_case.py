@@ -305,13 +305,20 @@ WITNESS: dict[str, Any] = {"alpha": {"float": "0x1.0000000000000p+1"},
 
 
 
+def measured_value(statement: str, instance: dict[str, Any]) -> float:
+    """The statement's measured side at ``instance`` in float64."""
+    from sltcheck.statements import load
+
+    return float(load(statement).measured(instance, None))
+
+
 def witness(encoded: dict[str, Any], statement: str, params: dict[str, Any]) -> dict[str, Any] | None:
     """A pinned weighted instance realised, where ``params`` are its parameters (else None)."""
     from sltcheck.harness import sequence
     from sltcheck.harness.instances import module
     from sltcheck.harness.serialise import decode_instance
 
-    instance = decode_instance(encoded)
+    instance: dict[str, Any] = decode_instance(encoded)
     same = all(float(instance[k] if k in instance else np.asarray(instance["W_Q"]).shape[0]) == float(v)
                for k, v in params.items() if k in ("H", "d1", "d2", "alpha", "eps_max"))
     if not same or ("L" in params and len(instance.get("fc_layers", ())) != params["L"]):
@@ -336,7 +343,7 @@ def supremum(H: int = 1, d1: int = 2, d2: int | None = None, alpha: float | None
     else:
         instance = search(H, d1, d2, alpha, eps_max, random_starts=random_starts, seed=seed)
         pinned = witness(WITNESS, "lemma12", {"H": H, "d1": d1, "d2": d2, "alpha": alpha, "eps_max": eps_max})
-        if pinned is not None and float(lemma12.measured(pinned, None)) > float(lemma12.measured(instance, None)):
+        if pinned is not None and measured_value("lemma12", pinned) > measured_value("lemma12", instance):
             instance = pinned
         upper_end = upper(H, alpha, eps_max)
     assumptions.require("lemma12", instance)

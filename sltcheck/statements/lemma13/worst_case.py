@@ -129,7 +129,7 @@ def supremum(H: int = 1, d1: int = 2, L: int = 1, alpha: float | None = None, ep
         instance = w12.search(H, d1, d1, alpha, eps_max, L=L, random_starts=random_starts, seed=seed)
         pinned = w12.witness(WITNESS, "lemma13", {"H": H, "d1": d1, "d2": d1, "alpha": alpha, "eps_max": eps_max,
                                                   "L": L})
-        if pinned is not None and float(lemma13.measured(pinned, None)) > float(lemma13.measured(instance, None)):
+        if pinned is not None and w12.measured_value("lemma13", pinned) > w12.measured_value("lemma13", instance):
             instance = pinned
         upper_end = upper(H, alpha, eps_max)
     assumptions.require("lemma13", instance)
