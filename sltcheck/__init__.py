@@ -3,7 +3,7 @@
 The specification is Otsuka et al., "The Strong Lottery Ticket Hypothesis for
 Multi-Head Attention Mechanisms" (arXiv 2511.04217, AAAI 2026).
 
-The Python API (:mod:`sltcheck.api`): :func:`sltcheck.check`, :func:`sltcheck.replay`,
+The Python API (:mod:`sltcheck.api`): :func:`sltcheck.api.check`, :func:`sltcheck.api.replay`,
 ``sltcheck.certify(...)`` (the package :mod:`sltcheck.certify`, callable) and
 :func:`sltcheck.repro.figure`. They are imported on first use, so ``import sltcheck`` stays light.
 """

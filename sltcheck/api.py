@@ -39,6 +39,7 @@ class Table(list[dict[str, Any]]):
     """A list of plain records (dicts) that turns into a table: :meth:`to_pandas` where pandas is
     installed (sltcheck does not depend on it), :meth:`columns` otherwise.
 
+    >>> from sltcheck.api import Table
     >>> rows = Table([{"statement": "lemma8", "ratio": 0.5}, {"statement": "lemma5", "ratio": 0.25}])
     >>> rows.columns()
     ['statement', 'ratio']

@@ -1,12 +1,12 @@
 """Which assumption of which statement an instance violates.
 
 Every statement of the paper rests on a few hypotheses; this module names
-each one once (:data:`ASSUMPTIONS`) and says which statements use it
-(:data:`STATEMENT_ASSUMPTIONS`). :func:`violations` returns the named
+each one once (``ASSUMPTIONS``) and says which statements use it
+(``STATEMENT_ASSUMPTIONS``). :func:`violations` returns the named
 assumptions an instance breaks, with the measured value, so strategies can
 respect them, mutants can drop them and reports can explain a failure.
 
-Norms are decided in mpmath at :data:`CHECK_DPS` digits with no tolerance:
+Norms are decided in mpmath at ``CHECK_DPS`` digits with no tolerance:
 an instance built to sit exactly on a limit (a token on the alpha-sphere, a
 weight of spectral norm exactly 1) passes only if it is on or inside it at
 that precision.

@@ -1,7 +1,7 @@
 """The check of every statement: its properties, the worst-case search and the mutants, as a library.
 
 :func:`run` is what ``sltcheck check`` (:mod:`sltcheck.cli.check`, a thin layer over it) and
-:func:`sltcheck.check` run: for each statement and variant the Hypothesis property at the profile's
+:func:`sltcheck.api.check` run: for each statement and variant the Hypothesis property at the profile's
 budget, the worst-case search of :mod:`sltcheck.harness.search`, the mutants' refutations, the
 search-power table and the probability halves, each a *unit* stored in ``OUT/findings.json`` the
 moment it finishes (an interrupted run resumes; a finished one is left as it is). ``workers > 1``

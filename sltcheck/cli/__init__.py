@@ -131,6 +131,21 @@ def build_parser() -> argparse.ArgumentParser:
     return cli.parser
 
 
+def complete_parser() -> argparse.ArgumentParser:
+    """The parser with every command's arguments added (they are otherwise added when the command is
+    used): what the documentation's CLI reference (sphinx-argparse) reads."""
+    parser = build_parser()
+    pending = [parser]
+    while pending:
+        for action in pending.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    if isinstance(sub, _LazyParser):
+                        sub._build()
+                    pending.append(sub)
+    return parser
+
+
 # Operating-system errors that are the environment's, not a bug: reported as one line.
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
                                  errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EFBIG, errno.EIO})

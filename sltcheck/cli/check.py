@@ -1,4 +1,4 @@
-"""``sltcheck check``: run every statement's properties, the worst-case search and the mutants.
+"""``sltcheck check``: run every statement's properties, the worst-case search and the mutants::
 
     sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
                    [--no-search] [--no-mutants] [--workers N]
@@ -10,7 +10,7 @@ bar per statement (examples/s and ETA) runs on stderr and the table is printed a
 probability halves) in N processes, with one bar of units; each unit is seeded on its own, so
 the findings are those of ``--workers 1`` (a test compares them).
 
-The check itself is :func:`sltcheck.checking.run` (also :func:`sltcheck.check`): this module turns
+The check itself is :func:`sltcheck.checking.run` (also :func:`sltcheck.api.check`): this module turns
 the options into a :class:`~sltcheck.checking.CheckConfig` and prints what it found.
 """
 

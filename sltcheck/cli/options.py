@@ -9,7 +9,7 @@ A validator states its domain (``kind``, bounds, names), which the parser-walkin
 (``tests/test_bad_input.py``) reads to know what each option must refuse: it feeds every option
 of every command a table of hostile values and needs no row per option. :func:`harden` gives an
 option added with a bare ``type=int``, ``type=float``, ``type=str`` or no type the conservative
-default (:data:`DEFAULT_FOR`), so no option of a new command escapes the layer; give an explicit
+default (``DEFAULT_FOR``), so no option of a new command escapes the layer; give an explicit
 validator to say more (a range, names, a path that must exist).
 
 What needs two options at once, or the machine (a licence, a GPU), is checked by the command's
@@ -346,7 +346,7 @@ DEFAULT_FOR: dict[Any, Callable[[], Validator]] = {
 
 
 def harden(parser: argparse.ArgumentParser) -> None:
-    """Give every value-taking option without a validator its default one (:data:`DEFAULT_FOR`)
+    """Give every value-taking option without a validator its default one (``DEFAULT_FOR``)
     and escape a lone ``%`` in help texts (argparse formats them with ``%``)."""
     for action in parser._actions:
         if action.help and action.help is not argparse.SUPPRESS:  # "%%" and "%(default)s" stay as they are

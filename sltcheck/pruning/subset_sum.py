@@ -18,7 +18,7 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   nearest right sums by binary search. Optimality is exact, not up to a
   tolerance: the float64 search only shortlists every mask whose float64 error
   is within a rigorous rounding bound of the best one, and the shortlist is
-  decided by exact rational arithmetic (see :func:`_shortlist_tolerance`).
+  decided by exact rational arithmetic (see ``_shortlist_tolerance``).
 * ``"exact"``: the same answers as ``"mitm"`` from a second, independent search
   in bounded memory (:mod:`sltcheck.pruning.sliced_search`: four sorted lists of
   2^(n'/4) sums, the pairs generated one value slice at a time; n' <= 14 is a
@@ -578,7 +578,7 @@ def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str
     """All 2^n' subset sums of a chunk of problems as one matrix product, then the exact decision.
 
     A product with a 0/1 row is a sum of the kept candidates in some order: its
-    rounding is within :func:`_shortlist_tolerance`, whatever order BLAS uses.
+    rounding is within ``_shortlist_tolerance``, whatever order BLAS uses.
     """
     problems, n = a.shape
     codes = np.arange(2**n, dtype=np.int64)

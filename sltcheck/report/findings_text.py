@@ -3,7 +3,7 @@
 ``render(data)`` turns the findings of ``sltcheck check`` into Markdown: violations first
 (with the command that replays them), then the worst ratio of every variant that held,
 the mutants and the search-power table. ``rewrite(readme, text)`` replaces what stands
-between :data:`START` and :data:`END` in the README.
+between ``START`` and ``END`` in the README.
 """
 
 from __future__ import annotations

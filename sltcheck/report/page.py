@@ -9,9 +9,9 @@ links to fetch. It leads with the violations (each counterexample in decimal wit
 command that replays it; the exact float.hex stays in the JSON), then what the checks
 found, closest calls first and bounds attained exactly (ratio 1) last.
 
-A section is a template ``templates/sections/NAME.html.j2`` named in :data:`SECTIONS`;
+A section is a template ``templates/sections/NAME.html.j2`` named in ``SECTIONS``;
 it sees ``report`` (the JSON content) and ``view`` (display values computed here by
-the functions of :data:`VIEWS`, e.g. plots).
+the functions of ``VIEWS``, e.g. plots).
 """
 
 from __future__ import annotations

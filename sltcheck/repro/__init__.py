@@ -57,7 +57,7 @@ def figure(name: str, preset: str = "quick", mode: str = "theory", *, out: str |
            workers: int | None = None, scheduler: str | None = None, cluster: str | None = None,
            progress: bool = False, report: Callable[[str], None] | None = None, **overrides: Any) -> FigureResult:
     """Run (or resume) Figure 4, 5 or 6 (``name``: ``fig4``, ``fig5``, ``fig6``) at ``preset`` and
-    ``mode``, as ``sltcheck repro NAME`` does; ``overrides`` are :class:`~sltcheck.repro.synthetic.SweepConfig`
+    ``mode``, as ``sltcheck repro NAME`` does; ``overrides`` are ``SweepConfig`` (``sltcheck.repro.synthetic``)
     fields (``solver``, ``init``, ``sources``, ``seed``, ``widths``, ...). ``out`` defaults to the
     command's folder name. Needs the ``repro`` extra (torch)."""
     from sltcheck.executors import InProcessExecutor, make_executor

@@ -2,7 +2,7 @@
 
 The README's reproduction section (``sltcheck repro readme``) prints these beside sltcheck's
 numbers. The figures are images that the text in ``shared/paper/`` does not hold, so nothing
-here is read off a plot: a quantity that only a plot shows is :data:`NOT_IN_TEXT`. Line numbers
+here is read off a plot: a quantity that only a plot shows is ``NOT_IN_TEXT``. Line numbers
 are those of ``shared/paper/paper.txt`` (``workshop-version.txt`` where named).
 """
 
