@@ -35,7 +35,8 @@ Not enclosed: Theorem 9's mutants (the edge mutants ``supremum-*`` are closed fo
 worst-case modules).
 
 The "as-stated" variants of Theorems 9, 11, 14 fall back to "as-proven" where eps* >= 1; where
-the enclosure of eps* straddles 1 the enclosure is the hull of both (:func:`~sltcheck.numerics.intervals.stated_or_proven`).
+the enclosure of eps* straddles 1 the enclosure is the hull of both
+(:func:`~sltcheck.numerics.intervals.stated_or_proven`).
 An outcome left undecided by enclosures that cancelled most of their ``dps`` digits (a source
 within 1e-30 of its target, eps_max = 1e-30) is evaluated again at twice the precision, up to
 MAX_DPS digits by default ("work_dps" in the result), and no further once doubling the digits
