@@ -87,6 +87,10 @@ def _top_level_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)  # extras.require("torch", ...)
+              and getattr(node.value.func, "id", getattr(node.value.func, "attr", None)) == "require"
+              and node.value.args and isinstance(node.value.args[0], ast.Constant)):
+            names.add(str(node.value.args[0].value))
     return names
 
 

@@ -133,7 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def complete_parser() -> argparse.ArgumentParser:
     """The parser with every command's arguments added (they are otherwise added when the command is
-    used): what the documentation's CLI reference (sphinx-argparse) reads."""
+    used): what the documentation's CLI reference (sphinx-argparse) reads. A command whose arguments
+    need a missing extra (the GPT-2 commands without torch) is listed with a note instead."""
+    import contextlib
+    import io
+
     parser = build_parser()
     pending = [parser]
     while pending:
@@ -141,7 +145,12 @@ def complete_parser() -> argparse.ArgumentParser:
             if isinstance(action, argparse._SubParsersAction):
                 for sub in action.choices.values():
                     if isinstance(sub, _LazyParser):
-                        sub._build()
+                        try:
+                            with contextlib.redirect_stderr(io.StringIO()):
+                                sub._build()
+                        except SystemExit:  # its arguments need an extra that is not installed here
+                            sub.description = (f"{sub.description or ''} (Its options are listed where its extra "
+                                               f"is installed: {sub.prog} --help.)")
                     pending.append(sub)
     return parser
 
