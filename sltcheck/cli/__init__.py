@@ -138,6 +138,8 @@ def complete_parser() -> argparse.ArgumentParser:
     import contextlib
     import io
 
+    from sltcheck.errors import SltcheckError
+
     parser = build_parser()
     pending = [parser]
     while pending:
@@ -148,7 +150,7 @@ def complete_parser() -> argparse.ArgumentParser:
                         try:
                             with contextlib.redirect_stderr(io.StringIO()):
                                 sub._build()
-                        except SystemExit:  # its arguments need an extra that is not installed here
+                        except (SystemExit, SltcheckError):  # its arguments need an extra not installed here
                             sub.description = (f"{sub.description or ''} (Its options are listed where its extra "
                                                f"is installed: {sub.prog} --help.)")
                     pending.append(sub)
