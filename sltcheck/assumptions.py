@@ -81,8 +81,8 @@ STATEMENT_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-# Each assumption in LaTeX, for the report (typeset as MathML by sltcheck.report.formulas); its words
-# stay in ASSUMPTIONS[name].text.
+#: Each assumption in LaTeX, for the report (typeset as MathML by :mod:`sltcheck.report.formulas`); its
+#: words stay in ``ASSUMPTIONS[name].text``.
 LATEX: dict[str, str] = {
     "alpha-large": r"\alpha \ge \max\left(\sqrt{d_1}, \sqrt{d_2}\right)",
     "token-norm": r"\|x_i\| \le \alpha \text{ for every token}",
