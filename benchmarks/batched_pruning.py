@@ -58,6 +58,7 @@ def _one_by_one(solver_time: list[float]) -> Callable[..., Any]:
             exact_errors=tuple(e for r in parts for e in r.exact_errors),
             certificates=tuple(c for r in parts for c in r.certificates),
             floors=tuple(f for r in parts for f in r.floors),
+            lower_bounds=tuple(b for r in parts for b in r.lower_bounds),
         )
 
     return solve

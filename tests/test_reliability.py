@@ -32,6 +32,8 @@ from sltcheck.repro.store import RunDirectory
 from sltcheck.rundir import DirectoryLock
 from sltcheck.schema import SCHEMA_VERSION, load, validate, without_timing
 
+README_START_UNIFORM = "<!-- sltcheck bench solvers: start -->"
+README_END_UNIFORM = "<!-- sltcheck bench solvers: end -->"
 # A check run of a few seconds: two statements, no search, no mutants.
 QUICK_CHECK = ["check", "--only", "lemma8", "lemma5", "--profile", "ci", "--no-search", "--no-mutants"]
 
@@ -601,6 +603,32 @@ def test_bench_solvers_rewrites_the_readme_section_with_command_date_and_load(tm
     assert "load average" in text and " UTC, " in text and "      4 mitm" in text
     readme.write_text("no markers\n")
     assert main(argv) == 2 and readme.read_text() == "no markers\n"
+
+
+def test_bench_solvers_xavier_counts_every_certificate_and_region(tmp_path: Path) -> None:
+    from sltcheck.cli.bench import readme_markers
+    from sltcheck.pruning.solver_names import CERTIFICATES
+    from sltcheck.pruning.subset_sum import available_solvers
+
+    solvers = "exact,fast" + (",gurobi" if available_solvers()["gurobi"] is None else "")
+    start, end = readme_markers("xavier")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{README_START_UNIFORM}\nuniform\n{README_END_UNIFORM}\n{start}\nstale numbers\n{end}\n")
+    argv = ["bench", "solvers", "--distribution", "xavier", "--sizes", "16,20", "--problems", "3", "--solvers",
+            solvers, "--no-memory", "--out", str(tmp_path / "b.json"), "--readme", str(readme)]
+    assert main(argv) == 0
+    report = _strict((tmp_path / "b.json").read_text())
+    assert report["distribution"] == "xavier" and "Xavier" in report["instances"] and report["max_rss_mb"] > 0
+    for row in report["results"]:
+        assert set(row["certificates"]) == set(CERTIFICATES) and row["regions"] == ["inside", "near", "beyond"]
+        if row["solver"] == "exact":
+            assert row["certificates"]["none"] == row["certificates"]["gap"] == 0 and row["worse_than_exact"] == 0
+    text = readme.read_text()
+    assert "\nuniform\n" in text and "stale numbers" not in text and "--distribution xavier --sizes 16,20" in text
+    if "gurobi" in solvers:
+        ratios = report["over_gurobi"]["exact"]["16"]
+        assert ratios["problems"] == 3 and ratios["error_not_worse"] == 3
+        assert set(ratios["median_of_ratios_by_region"]) <= {"inside", "near", "beyond"}
 
 
 def test_widths_json_is_strict_where_a_log_argument_overflows(capsys: pytest.CaptureFixture[str]) -> None:

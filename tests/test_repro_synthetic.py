@@ -144,6 +144,16 @@ def test_paper_mode_keeps_the_targets():
     assert synthetic.preset_config("fig4", "quick", "theory").norm_policy == "rescale"
 
 
+def test_paper_mode_solves_with_exact_and_takes_gurobi_on_request():
+    # B.1 names Gurobi; paper mode solves exactly by default, Gurobi where asked (and usable).
+    for figure in synthetic.FIGURES:
+        assert synthetic.preset_config(figure, "paper", "paper").solver == "exact"
+    from sltcheck.pruning.subset_sum import available_solvers
+
+    if available_solvers()["gurobi"] is None:
+        assert synthetic.preset_config("fig4", "paper", "paper", solver="gurobi").solver == "gurobi"
+
+
 @pytest.mark.parametrize("figure", ["fig4", "fig5", "fig6"])
 def test_every_source_is_checked_against_its_bound(tmp_path, figure):
     config = tiny(figure, lengths=(4, 8)) if figure == "fig5" else tiny(figure)

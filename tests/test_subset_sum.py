@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from fractions import Fraction
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sltcheck.pruning import subset_sum
+from sltcheck.pruning import bounded_search, subset_sum
 from sltcheck.pruning.subset_sum import (
     MIPOptions,
     SolverOutputError,
@@ -19,6 +20,7 @@ from sltcheck.pruning.subset_sum import (
     exact_error,
     solve_subset_sum,
 )
+from sltcheck.pruning.subset_sum_instances import DISTRIBUTIONS, draw, region
 
 
 def lemma7_instances(problems: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -276,27 +278,48 @@ def test_exact_equals_brute_force_on_adversarial_magnitudes(n, seed, spread, dup
         a[rng.random(n) < 0.3] = 0.0
     w = float(a[rng.random(n) < 0.5].sum() + rng.uniform(-1, 1) * 2.0 ** -rng.integers(0, 60))
     brute = solve_subset_sum(w, a, "brute")
-    for small_slices in (False, True):  # the enumeration (n' <= 12) and the sliced search
+    for search in ("enumeration", "one leaf", "branch and bound"):  # n' <= 12; the bounded search, lists long or short
         with pytest.MonkeyPatch.context() as patch:
-            if small_slices:
+            if search != "enumeration":
                 patch.setattr(subset_sum, "BATCH_ENUMERATION_MAX", 0)
-                patch.setattr(subset_sum.sliced_search, "SLICE_SIZE", 4)
-                patch.setattr(subset_sum.sliced_search, "MIN_SLICE_SIZE", 1)
+            if search == "branch and bound":
+                patch.setattr(bounded_search, "LIST_CAP", 4)
             exact = solve_subset_sum(w, a, "exact")
         assert exact.exact_errors == brute.exact_errors
         assert exact.masks.tobytes() == brute.masks.tobytes()
+        assert exact.certificates == ("optimal",)
+
+
+@pytest.mark.parametrize("n", [14, 20, 24])
+def test_branch_and_bound_equals_one_leaf(monkeypatch, n):
+    # Lists of at most 256 sums: the search branches on the largest items down to small leaves.
+    w, a = lemma7_instances(6, n, seed=400 + n)
+    whole = solve_subset_sum(w, a, "exact")
+    monkeypatch.setattr(bounded_search, "LIST_CAP", 256)
+    branched = solve_subset_sum(w, a, "exact")
+    assert branched.masks.tobytes() == whole.masks.tobytes()
+    assert branched.certificates == whole.certificates == ("optimal",) * 6
 
 
 @pytest.mark.parametrize("n", [14, 20, 26])
 def test_many_slices_equal_one(monkeypatch, n):
-    # Slices of 32 left sums: the probe, the slice order and the right windows all take part.
+    # The sliced search (the seek of exact and fast beyond n' = 40) in slices of 32 left sums, run to
+    # the end: the probe, the slice order and the right windows all take part.
+    from sltcheck.pruning import sliced_search
+
     w, a = lemma7_instances(10, n, seed=400 + n)
-    whole = solve_subset_sum(w, a, "exact")
-    monkeypatch.setattr(subset_sum.sliced_search, "SLICE_SIZE", 32)
-    monkeypatch.setattr(subset_sum.sliced_search, "MIN_SLICE_SIZE", 1)
-    sliced = solve_subset_sum(w, a, "exact")
-    assert sliced.masks.tobytes() == whole.masks.tobytes()
-    assert sliced.certificates == whole.certificates == ("optimal",) * 10
+    mitm = solve_subset_sum(w, a, "mitm")
+    for p in range(10):
+        values = a[p][a[p] != 0]
+        tolerance = subset_sum._shortlist_tolerance(w[p], values)
+        greedy = subset_sum._solve_greedy(w[p], values)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sliced_search, "SLICE_SIZE", 32)
+            patch.setattr(sliced_search, "MIN_SLICE_SIZE", 1)
+            outcome = sliced_search.sliced_search(w[p], values, tolerance, greedy.objective + tolerance)
+        used = np.flatnonzero(a[p] != 0)
+        mask = subset_sum._decide_exactly(w[p], a[p], used, outcome.codes)
+        assert outcome.complete and mask.tobytes() == mitm.masks[p].tobytes()
 
 
 def test_numpy_kernels_equal_compiled_ones(monkeypatch):
@@ -312,10 +335,21 @@ def test_numpy_kernels_equal_compiled_ones(monkeypatch):
     for got, want in zip(kernels._pair_sums_numpy(first, codes[0], second, codes[1], start, counts),
                          kernels.pair_sums(first, codes[0], second, codes[1], start, counts), strict=True):
         assert got.tobytes() == want.tobytes()
+    positive = np.sort(np.abs(rng.normal(size=18)))[::-1].copy()
+    positive[5] = positive[6]  # equal sums: ties go to the unshifted run in both
+    for bound, cap in ((0.5, 1 << 20), (3.0, 1 << 20), (np.inf, 1 << 20), (3.0, 100)):
+        numpy_sums = kernels._bounded_sums_numpy(positive, bound, cap)
+        compiled_sums = kernels._kernels()[0][2](positive, bound, cap)
+        assert numpy_sums[2] == compiled_sums[2]
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(numpy_sums[:2], compiled_sums[:2], strict=True))
+        if numpy_sums[2]:  # every subset sum <= bound, once each
+            assert numpy_sums[0].size == len(set(numpy_sums[1].tolist())) and (numpy_sums[0] <= bound).all()
     w, a = lemma7_instances(6, 30, seed=10)
     compiled = solve_subset_sum(w, a, "exact")
     monkeypatch.setattr(kernels, "nearest_distances", kernels._nearest_numpy)
     monkeypatch.setattr(kernels, "pair_sums", kernels._pair_sums_numpy)
+    monkeypatch.setattr(kernels, "_kernels", lambda: ((kernels._nearest_numpy, kernels._pair_sums_numpy,
+                                                       kernels._bounded_sums_numpy), False))
     assert solve_subset_sum(w, a, "exact").masks.tobytes() == compiled.masks.tobytes()
 
 
@@ -340,15 +374,18 @@ def test_fast_equals_exact_where_the_optimum_is_above_its_tolerance():
     assert solve_subset_sum(w, a, "fast").masks.tobytes() == solve_subset_sum(w, a, "exact").masks.tobytes()
 
 
-def test_a_false_floor_certificate_is_withdrawn(monkeypatch):
-    # Mutant: the search claims the floor for the empty mask; the exact check must refuse it.
-    def lying(w, a, solver):
-        return np.zeros(a.size, dtype=bool), "float64-floor", 0.0
+@pytest.mark.parametrize(("claim", "bound"), [("float64-floor", None), ("gap", None), ("gap", Fraction(10))])
+def test_a_false_certificate_is_withdrawn(monkeypatch, claim, bound):
+    # Mutants: the search claims the floor, or a gap with no bound or one above the mask's own error,
+    # for the empty mask; the exact check must refuse each ("none", only ever from such a fault).
+    def lying(w, a, solver, time_limit):
+        return np.zeros(a.size, dtype=bool), claim, 0.0, bound
 
-    monkeypatch.setattr(subset_sum, "_solve_sliced", lying)
+    monkeypatch.setattr(subset_sum, "_solve_exact", lying)
     w, a = lemma7_instances(3, 20, seed=13)
     result = solve_subset_sum(w, a, "exact")
     assert result.certificates == ("none",) * 3 and not result.certified.any()
+    assert result.lower_bounds == (None,) * 3
 
 
 def test_any_solver_earns_the_floor_certificate_exactly():
@@ -426,8 +463,9 @@ def test_fast_window_reaches_its_tolerance_and_is_exactly_checked(n):
         stop = Fraction(max(subset_sum.FAST_TOLERANCE, result.floors[p]))
         assert result.exact_errors[p] == exact_error(w[p], a[p], result.masks[p])
         assert result.exact_errors[p] <= stop
-        assert result.certificates[p] in ("float64-floor", "none")
+        assert result.certificates[p] in ("float64-floor", "gap")  # gap: stopped at the tolerance, from 0
         assert (result.certificates[p] == "float64-floor") == (result.exact_errors[p] <= Fraction(result.floors[p]))
+        assert result.lower_bounds[p] == 0
     assert not result.proven_optimal.any()
 
 
@@ -477,3 +515,166 @@ def test_window_search_numpy_equals_compiled_on_any_wide_problem(problem):
     compiled = window_search.window_search(w, a, stops)
     numpy = window_search.window_search(w, a, stops, use_numba=False)
     assert all(x.tobytes() == y.tobytes() for x, y in zip(compiled, numpy, strict=True))
+
+
+# --- exact and fast on every distribution: the reach, the bounded search, certificates, budgets ------
+
+
+def reach_targets(candidates: np.ndarray, rng: np.random.Generator) -> list[float]:
+    """Targets inside, at and beyond the reach [R-, R+] of ``candidates``: the middle, deep inside, just
+    inside, R+ and R- as rounded (math.fsum), one ulp either side of them, and beyond."""
+    high = math.fsum(candidates[candidates > 0].tolist())
+    low = math.fsum(candidates[candidates < 0].tolist())
+    return [
+        0.5 * (high + low), float(rng.uniform(low, high)), 0.97 * high, 0.995 * low,
+        high, np.nextafter(high, np.inf), np.nextafter(high, -np.inf), low, np.nextafter(low, -np.inf),
+        1.2 * high + 1e-3, 1.3 * low - 1e-3, 0.0,
+    ]
+
+
+def brute_mismatches(distribution: str, n: int, solver: str = "exact") -> list[str]:
+    """Problems (each distribution's candidates at n', targets inside, at and beyond the reach, and the
+    same with candidates rounded to multiples of 2^-30 so that R+ and R- are exact) where ``solver``
+    differs from brute force: a different mask, or, for fast, an error above both the optimum and its
+    stop. The bounded search runs at every n' (the enumeration of n' <= 12 is switched off)."""
+    _, a = draw(distribution, n, 3, seed=n)
+    rng = np.random.default_rng(n)
+    found = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subset_sum, "BATCH_ENUMERATION_MAX", 0)
+        for candidates in (*a, *(np.round(a * 2.0**30) / 2.0**30)):
+            targets = np.array(reach_targets(candidates, rng))
+            problems = np.tile(candidates, (targets.size, 1))
+            brute = solve_subset_sum(targets, problems, "brute")
+            result = solve_subset_sum(targets, problems, solver)
+            for p, w in enumerate(targets.tolist()):
+                stop = Fraction(max(subset_sum.FAST_TOLERANCE, result.floors[p])) if solver == "fast" else Fraction(0)
+                same = result.masks[p].tobytes() == brute.masks[p].tobytes()
+                if not (same or result.exact_errors[p] <= stop) or result.certificates[p] == "none":
+                    found.append(f"w={w!r} {result.certificates[p]} {float(result.exact_errors[p])!r} "
+                                 f"vs {float(brute.exact_errors[p])!r}")
+    return found
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+@pytest.mark.parametrize("n", [3, 9, 13, 15])
+def test_exact_equals_brute_force_inside_at_and_beyond_the_reach(distribution, n):
+    assert brute_mismatches(distribution, n) == []
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+def test_fast_is_brute_force_or_within_its_stop(distribution):
+    assert brute_mismatches(distribution, 14, "fast") == []
+
+
+def test_a_wrong_closed_form_or_pruning_is_seen(monkeypatch):
+    # Mutants the comparison with brute force must refute: beyond the reach, every nonzero candidate
+    # kept; inside it, every node pruned (the greedy mask comes back, claimed optimal).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subset_sum, "_beyond_reach", lambda w, a: None if abs(w) < 0.1 else (a != 0, 0.0))
+        assert brute_mismatches("xavier", 9)
+    monkeypatch.setattr(bounded_search.BoundedSearch, "_node_bound", lambda self, target, start: np.inf)
+    assert brute_mismatches("uniform", 14)
+
+
+def test_beyond_the_reach_is_the_closed_form_and_unique():
+    a = np.array([0.5, -0.25, 0.125, 0.0, -2.0**-40])
+    cases = ((0.625, [0, 2], 0), (1.0, [0, 2], 0.375), (-0.25 - 2.0**-40, [1, 4], 0), (-3.0, [1, 4], 2.75 - 2.0**-40))
+    for w, kept, error in cases:
+        result = solve_subset_sum(w, a, "exact", options=MIPOptions(time_limit=1e-9))  # no search: no time needed
+        assert np.flatnonzero(result.masks[0]).tolist() == kept
+        assert result.exact_errors == (Fraction(error),) and result.certificates == ("optimal",)
+        assert result.lower_bounds == (Fraction(error),)
+
+
+@pytest.mark.parametrize("distribution", ["xavier", "theory"])
+def test_exact_beyond_forty_is_mitm_where_it_claims_optimality(distribution):
+    # n' = 42 > EXACT_PROVE_MAX: the search may stop at the floor; where it claims "optimal" (targets near
+    # the edge of the reach), the independent meet-in-the-middle must agree exactly; at the floor, its
+    # error is within the floor of mitm's.
+    _, a = draw(distribution, 42, 1, seed=42)
+    rng = np.random.default_rng(42)
+    targets = np.array(reach_targets(a[0], rng)[:4])
+    problems = np.tile(a[0], (targets.size, 1))
+    exact, mitm = solve_subset_sum(targets, problems, "exact"), solve_subset_sum(targets, problems, "mitm")
+    for p in range(targets.size):
+        assert exact.certificates[p] in ("optimal", "float64-floor")
+        if exact.certificates[p] == "optimal":
+            assert exact.masks[p].tobytes() == mitm.masks[p].tobytes()
+        else:
+            assert mitm.exact_errors[p] <= exact.exact_errors[p] <= Fraction(exact.floors[p])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [44, 46])  # mitm's lists: 2^23 sums a half at 46, ~0.5 GB
+def test_exact_beyond_forty_is_mitm_where_it_claims_optimality_many(n):
+    _, a = draw("xavier", n, 4, seed=n)
+    for candidates in a:
+        targets = np.array(reach_targets(candidates, np.random.default_rng(n))[:6])
+        problems = np.tile(candidates, (targets.size, 1))
+        exact, mitm = solve_subset_sum(targets, problems, "exact"), solve_subset_sum(targets, problems, "mitm")
+        for p in range(targets.size):
+            assert mitm.exact_errors[p] <= exact.exact_errors[p]
+            assert exact.certificates[p] != "optimal" or exact.exact_errors[p] == mitm.exact_errors[p]
+
+
+def gurobi_tight(w: np.ndarray, a: np.ndarray, time_limit: float = 20.0) -> subset_sum.SubsetSumResult:
+    """Gurobi at MIPGap 0 and its tightest tolerances; skips where gurobipy is missing or its licence
+    refuses the size. Far inside the reach it seldom proves anything within ``time_limit``; its mask
+    is compared all the same."""
+    if (reason := subset_sum.available_solvers()["gurobi"]) is not None:
+        pytest.skip(f"gurobipy is not usable here: {reason}")
+    options = MIPOptions(mip_gap=0.0, mip_gap_abs=0.0, feasibility_tol=1e-9, int_feas_tol=1e-9, time_limit=time_limit)
+    try:
+        return solve_subset_sum(w, a, "gurobi", options=options)
+    except SolverUnavailableError as error:
+        pytest.skip(f"gurobipy refuses the size here: {error}")
+
+
+@pytest.mark.parametrize(("n", "where"), [(48, (0.93, 1.0))])
+def test_exact_is_never_worse_than_gurobi_at_a_tight_gap(n, where):
+    _, a = draw("xavier", n, 3, seed=n)
+    reach = np.where(a > 0, a, 0.0).sum(axis=1)
+    w = np.random.default_rng(n).uniform(*where, 3) * reach
+    exact, gurobi = solve_subset_sum(w, a, "exact"), gurobi_tight(w, a)
+    assert all(e <= g for e, g in zip(exact.exact_errors, gurobi.exact_errors, strict=True))
+    assert set(exact.certificates) <= {"optimal", "float64-floor"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distribution", ["xavier", "theory"])
+@pytest.mark.parametrize("n", [64, 128])
+def test_exact_is_never_worse_than_gurobi_at_a_tight_gap_many(distribution, n):
+    w, a = draw(distribution, n, 3, seed=n)  # xavier: one target inside, one near, one beyond the reach
+    exact, gurobi = solve_subset_sum(w, a, "exact"), gurobi_tight(w, a, time_limit=5.0)
+    assert all(e <= g for e, g in zip(exact.exact_errors, gurobi.exact_errors, strict=True))
+    assert set(exact.certificates) <= {"optimal", "float64-floor"}
+
+
+def test_a_time_limit_gives_a_proven_gap():
+    # Stopped at once: the mask found so far, with "gap" and a lower bound at most the true optimum
+    # (mitm's), or the floor where the mask earns it; beyond the reach the closed form needs no time.
+    w, a = draw("xavier", 42, 6, seed=7)
+    limited = solve_subset_sum(w, a, "exact", options=MIPOptions(time_limit=1e-9))
+    optimum = solve_subset_sum(w, a, "mitm").exact_errors
+    for p in range(6):
+        certificate, bound = limited.certificates[p], limited.lower_bounds[p]
+        assert certificate in ("gap", "float64-floor", "optimal")
+        assert bound is not None and bound <= optimum[p] <= limited.exact_errors[p]
+        if region(w[p], a[p]) == "beyond":
+            assert certificate == "optimal" and limited.exact_errors[p] == optimum[p]
+    assert "gap" in limited.certificates
+
+
+def test_instances_of_each_distribution():
+    targets, candidates = draw("uniform", 24, 5, seed=0)  # what the bench drew before distributions existed
+    rng = np.random.default_rng([0, 24])
+    assert targets.tolist() == rng.uniform(-1, 1, 5).tolist()
+    assert candidates.tolist() == (rng.uniform(-1, 1, (5, 24)) * rng.uniform(-1, 1, (5, 24))).tolist()
+    w, a = draw("xavier", 64, 9, seed=1)
+    assert np.abs(a).max() <= 6.0 / 66.0
+    assert [region(w[p], a[p]) for p in (0, 3, 6, 2, 5, 8)] == ["inside"] * 3 + ["beyond"] * 3
+    w, a = draw("theory", 16, 4, seed=1)
+    assert np.abs(a).max() <= 2.0 and np.abs(w).max() <= 1.0
+    with pytest.raises(ValueError, match="distribution must be one of uniform, xavier, theory, got 'gauss'"):
+        draw("gauss", 8, 1, 0)

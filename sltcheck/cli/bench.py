@@ -1,23 +1,28 @@
 """``sltcheck bench solvers``: every subset-sum solver on the same random instances.
 
-Instances are those of Lemma 7 (Appendix A.1): a target w ~ U[-1, 1] and n'
-candidates v u with v, u ~ U[-1, 1] independent. Each solver gets every instance
-of every size; per size we report the median and max wall time per problem,
-the achieved error (recomputed exactly from the returned mask), the
-certificates (proven optimal, proven at the float64 floor, a MIP solver's own
-OPTIMAL status), the peak Python-heap memory of one problem (tracemalloc, in a
-separate untimed run: numpy's buffers are counted, a MIP solver's native memory
-is not), and how often its error exceeds the reference: the ``exact`` solver's
-certified answer. MIP solvers run with their default parameters except a time
-limit per problem (``--time-limit``), without which Gurobi and HiGHS may not
-return at n' >= 40; the table marks sizes where that limit was reached.
+Instances (``--distribution``, :mod:`sltcheck.pruning.subset_sum_instances`): ``uniform``, Lemma 7's
+(Appendix A.1: w ~ U[-1, 1], n' candidates v u with v, u ~ U[-1, 1]); ``xavier``, paper mode's
+(Appendix B.1: Xavier-uniform factors, targets inside, near and beyond the reach in equal
+thirds); ``theory``, Section 3.1's (v ~ U[-n'^(1/4), n'^(1/4)], u ~ U[-1, 1]). Each solver
+gets every instance of every size; per size we report the median and max wall time per
+problem, the achieved error (recomputed exactly from the returned mask), the certificates
+counted per kind (proven optimal, proven at the float64 floor, a proven gap where the time
+limit ran out, a MIP solver's own OPTIMAL status, none), the peak Python-heap memory of a
+problem (tracemalloc, in a separate untimed run over every problem of the size: numpy's
+buffers are counted, a MIP solver's native memory is not; for a MIP solver the first problem
+only), and how often its error exceeds the reference: the ``exact`` solver's certified
+answer. MIP solvers run with their default parameters except a time limit per problem
+(``--time-limit``), without which Gurobi and HiGHS may not return at n' >= 40; ``exact`` and
+``fast`` get the same limit (a problem that reaches it gets the certificate "gap" with a
+proven lower bound); the table marks problems that reached it.
 
 The ratio table compares every solver with Gurobi-default on the same instances:
-the median over problems of Gurobi's time / the solver's time, and on how many
-problems the solver's exact error is <= Gurobi's. A compiled kernel (numba) is
-compiled before any timing. The date, the command and the machine's load average
-(start and end of the run: other processes slow every solver) go with the numbers,
-in the JSON and in the README section that ``--readme`` rewrites.
+the median over problems of Gurobi's time / the solver's time (also per region of the
+target against its reach), and on how many problems the solver's exact error is <=
+Gurobi's. A compiled kernel (numba) is compiled before any timing. The date, the command
+and the machine's load average (start and end of the run: other processes slow every
+solver) go with the numbers, in the JSON and in the README section that ``--readme``
+rewrites (one section per distribution).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import resource
 import shlex
 import statistics
 import sys
@@ -35,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-# The parser needs only the solvers' names; the solvers (numba, mpmath, scipy) are imported when run.
 from sltcheck.pruning.solver_names import (
     BRUTE_MAX_CANDIDATES,
     CERTIFICATES,
@@ -44,17 +49,12 @@ from sltcheck.pruning.solver_names import (
     SOLVERS,
 )
 
+# The parser needs only the solvers' names; the solvers (numba, mpmath, scipy) are imported when run.
+from sltcheck.pruning.subset_sum_instances import DISTRIBUTIONS, REGIONS, draw, region
+
 if TYPE_CHECKING:
     from sltcheck.pruning.subset_sum import MIPOptions
 MAX_SIZE = 10_000  # candidates n' per problem (Lemma 7 needs tens; the MIP solvers slow down far earlier)
-
-
-def instances(size: int, problems: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Targets (P,) and candidates (P, size), the same for every solver; seeded per size."""
-    rng = np.random.default_rng([seed, size])
-    targets = rng.uniform(-1.0, 1.0, problems)
-    candidates = rng.uniform(-1.0, 1.0, (problems, size)) * rng.uniform(-1.0, 1.0, (problems, size))
-    return targets, candidates
 
 
 def _limit(name: str, size: int) -> str | None:
@@ -66,14 +66,18 @@ def _limit(name: str, size: int) -> str | None:
 
 
 def _peak_memory_mb(targets: np.ndarray, candidates: np.ndarray, name: str, options: MIPOptions | None) -> float:
+    """The largest tracemalloc peak of one problem (every problem of the size; a MIP solver's first only)."""
     from sltcheck.pruning.subset_sum import solve_subset_sum
 
-    tracemalloc.start()
-    try:
-        solve_subset_sum(targets[:1], candidates[:1], name, options=options)
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
+    peak = 0.0
+    for p in range(1 if name in MIP_SOLVERS else targets.size):
+        tracemalloc.start()
+        try:
+            solve_subset_sum(targets[p:p + 1], candidates[p:p + 1], name, options=options)
+            peak = max(peak, tracemalloc.get_traced_memory()[1] / 2**20)
+        finally:
+            tracemalloc.stop()
+    return peak
 
 
 def _warm_up() -> None:
@@ -85,9 +89,15 @@ def _warm_up() -> None:
         solve_subset_sum(rng.uniform(-1, 1, 1), rng.uniform(-1, 1, (1, size)), "fast")
 
 
+def _max_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
 def benchmark_solvers(
     sizes: list[int], problems: int, seed: int, solvers: list[str], time_limit: float,
-    memory: bool = True,
+    memory: bool = True, distribution: str = "uniform",
 ) -> dict[str, Any]:
     from sltcheck.pruning.subset_sum import MIPOptions, available_solvers, solve_subset_sum
 
@@ -101,22 +111,23 @@ def benchmark_solvers(
     _warm_up()
     rows: list[dict[str, Any]] = []
     limits: dict[str, str] = {}
+    options = MIPOptions(time_limit=time_limit)  # exact and fast take it too: "gap" where it runs out
     for size in sizes:
-        targets, candidates = instances(size, problems, seed)
+        targets, candidates = draw(distribution, size, problems, seed)
+        regions = [region(float(targets[p]), candidates[p]) for p in range(problems)]
         results = {}
         for name in runnable:
             reason = _limit(name, size)
             if reason is not None:
                 limits[f"{name}@{size}"] = reason
                 continue
-            options = MIPOptions(time_limit=time_limit) if name in MIP_SOLVERS else None
             tick = time.perf_counter()
             results[name] = solve_subset_sum(targets, candidates, name, options=options)
             print(f"  n'={size:>4} {name:<7} done in {time.perf_counter() - tick:.1f} s", flush=True)
         reference = results.get("exact")
         for name, result in results.items():
-            options = MIPOptions(time_limit=time_limit) if name in MIP_SOLVERS else None
             times = result.problem_times.tolist()
+            limited = name in MIP_SOLVERS or name in ("exact", "fast")
             worse = None if reference is None else sum(
                 e > o for e, o in zip(result.exact_errors, reference.exact_errors, strict=True)
             )
@@ -133,8 +144,11 @@ def benchmark_solvers(
                 "certificates": {c: result.certificates.count(c) for c in CERTIFICATES},
                 "memory_peak_mb": _peak_memory_mb(targets, candidates, name, options) if memory else None,
                 "worse_than_exact": worse,
-                "time_limit_s": time_limit if name in MIP_SOLVERS else None,
-                "hit_time_limit": int(sum(t >= 0.95 * time_limit for t in times)) if name in MIP_SOLVERS else 0,
+                "time_limit_s": time_limit if limited else None,
+                "hit_time_limit": int(sum(t >= 0.95 * time_limit for t in times)) if limited else 0,
+                "regions": regions,
+                "certificate_of_each": list(result.certificates),
+                "lower_bounds": [None if b is None else str(b) for b in result.lower_bounds],
                 "times_s": times,
                 "errors": result.errors.tolist(),
                 "exact_errors": [str(e) for e in result.exact_errors],
@@ -148,7 +162,9 @@ def benchmark_solvers(
         "date": f"{started:%Y-%m-%d %H:%M} UTC",
         "load_average": {"start": load_start, "end": os.getloadavg()[0]},
         "cpus": os.cpu_count(),
-        "instances": "w ~ U[-1,1], candidates v*u with v, u ~ U[-1,1] (Lemma 7)",
+        "distribution": distribution,
+        "instances": INSTANCES[distribution],
+        "max_rss_mb": _max_rss_mb(),
         "sizes": sizes,
         "problems": problems,
         "seed": seed,
@@ -160,10 +176,19 @@ def benchmark_solvers(
     }
 
 
-def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, float]]:
+INSTANCES = {
+    "uniform": "w ~ U[-1,1], candidates v*u with v, u ~ U[-1,1] (Lemma 7)",
+    "xavier": "candidates v*u with v, u ~ U[-b,b], b = sqrt(6/(n'+2)) (Xavier, Appendix B.1); |w| = f * reach "
+              "on a random side, f ~ U[0,0.9) / U[0.9,1.1) / U[1.1,1.5) for problems p = 0 / 1 / 2 mod 3",
+    "theory": "w ~ U[-1,1], candidates v*u with v ~ U[-n'^(1/4), n'^(1/4)], u ~ U[-1,1] (Section 3.1)",
+}
+
+
+def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, Any]]:
     """Per size: Gurobi's time over the solver's (median and min of the per-problem ratios, ratio
-    of the medians) and the number of problems where the solver's exact error is <= Gurobi's."""
-    ratios: dict[str, dict[str, float]] = {}
+    of the medians, the median per region of the targets) and the number of problems where the
+    solver's exact error is <= Gurobi's."""
+    ratios: dict[str, dict[str, Any]] = {}
     by_key = {(row["size"], row["solver"]): row for row in rows}
     for size in sorted({row["size"] for row in rows}):
         if (size, "gurobi") in by_key and (size, solver) in by_key:
@@ -172,12 +197,19 @@ def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, floa
             not_worse = sum(
                 Fraction(o) <= Fraction(g) for o, g in zip(other["exact_errors"], gurobi["exact_errors"], strict=True)
             )
+            by_region = {
+                name: statistics.median([r for r, where in zip(per_problem, other["regions"], strict=True)
+                                         if where == name])
+                for name in REGIONS if name in other["regions"]
+            }
             ratios[str(size)] = {
                 "median_of_ratios": statistics.median(per_problem),
                 "min_ratio": min(per_problem),
                 "ratio_of_medians": gurobi["median_time_s"] / max(other["median_time_s"], 1e-9),
                 "error_not_worse": not_worse,
                 "problems": len(per_problem),
+                "median_of_ratios_by_region": by_region,
+                "problems_by_region": {name: other["regions"].count(name) for name in by_region},
             }
     return ratios
 
@@ -185,7 +217,7 @@ def _ratios(rows: list[dict[str, Any]], solver: str) -> dict[str, dict[str, floa
 def format_table(report: dict[str, Any]) -> str:
     header = (
         f"{'n_prime':>7} {'solver':<7} {'median s':>10} {'max s':>10} {'median err':>11} {'max err':>10} "
-        f"{'optimal':>8} {'floor':>6} {'MB':>7} {'worse':>6} {'timeouts':>8}"
+        f"{'optimal':>8} {'floor':>6} {'gap':>4} {'none':>5} {'MB':>7} {'worse':>6} {'timeouts':>8}"
     )
     lines = [header, "-" * len(header)]
     for row in report["results"]:
@@ -196,27 +228,47 @@ def format_table(report: dict[str, Any]) -> str:
         lines.append(
             f"{row['size']:>7} {row['solver']:<7} {row['median_time_s']:>10.2e} {row['max_time_s']:>10.2e} "
             f"{row['median_error']:>11.2e} {row['max_error']:>10.2e} {proved:>8} {certificates['float64-floor']:>6} "
-            f"{memory:>7} {worse:>6} {row['hit_time_limit']:>8}"
+            f"{certificates['gap']:>4} {certificates['none']:>5} {memory:>7} {worse:>6} {row['hit_time_limit']:>8}"
         )
     lines.append("optimal: proven optimal exactly; '*' = the MIP solver's OPTIMAL status, which holds only up to "
                  "its MIPGap/FeasibilityTol/IntFeasTol")
-    lines.append("floor: exact error <= the float64 floor (n'+4) u (|w| + sum|a|); MB: peak Python-heap memory "
-                 "of one problem (MIP solvers' native memory not counted)")
+    lines.append("floor: exact error <= the float64 floor (n'+4) u (|w| + sum|a|); gap: the time limit (exact, "
+                 "fast) or fast's tolerance ran out, with a proven lower bound; none: no certificate")
+    lines.append("MB: peak Python-heap memory of a problem, the largest over the size's problems (MIP solvers: the "
+                 "first only, their native memory not counted)")
     lines.append("worse: problems whose exactly recomputed error exceeds the exact solver's certified one")
     for name, ratios in report["over_gurobi"].items():
         if not ratios:
             continue
         lines.append("")
         lines.append(f"{'n_prime':>7} {'gurobi/' + name + ' time (median of per-problem ratios)':>48} "
-                     f"{'min ratio':>10} {'error <= gurobi':>16}")
+                     f"{'min ratio':>10} {'error <= gurobi':>16}   by region: median ratio (problems)")
         for size, ratio in ratios.items():
+            regions = "  ".join(f"{where} {value:.1f} ({ratio['problems_by_region'][where]})"
+                                for where, value in ratio["median_of_ratios_by_region"].items())
             lines.append(f"{size:>7} {ratio['median_of_ratios']:>48.1f} {ratio['min_ratio']:>10.1f} "
-                         f"{ratio['error_not_worse']:>10}/{ratio['problems']}")
+                         f"{ratio['error_not_worse']:>10}/{ratio['problems']}   {regions}")
     return "\n".join(lines)
 
 
 README_START = "<!-- sltcheck bench solvers: start -->"
 README_END = "<!-- sltcheck bench solvers: end -->"
+
+
+def readme_markers(distribution: str) -> tuple[str, str]:
+    """The README lines around one distribution's tables (``uniform`` keeps the original ones)."""
+    if distribution == "uniform":
+        return README_START, README_END
+    return (f"<!-- sltcheck bench solvers --distribution {distribution}: start -->",
+            f"<!-- sltcheck bench solvers --distribution {distribution}: end -->")
+
+
+def _has_a_section(path: Any) -> None:
+    """--readme's check before any work: the file holds the markers of at least one distribution's section."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not any(start in text and end in text for start, end in map(readme_markers, DISTRIBUTIONS)):
+        raise ValueError(f"lacks the marker lines of every section it could rewrite (e.g. {README_START!r} and "
+                         f"{README_END!r})")
 
 
 def readme_text(report: dict[str, Any], command: str) -> str:
@@ -225,7 +277,8 @@ def readme_text(report: dict[str, Any], command: str) -> str:
     return (
         f"Generated by `{command}` on {report['date']}, {report['cpus']} CPUs, load average "
         f"{load['start']:.2f} at the start and {load['end']:.2f} at the end (other processes slow "
-        "every solver alike; the ratios compare solvers on the same instances in one process).\n\n"
+        "every solver alike; the ratios compare solvers on the same instances in one process); "
+        f"peak resident memory of the whole run {report['max_rss_mb']:.0f} MB.\n\n"
         f"```text\n{format_table(report)}\n```\n"
     )
 
@@ -251,14 +304,22 @@ def run(args: argparse.Namespace) -> int:
                          f"mitm n' <= {MITM_MAX_CANDIDATES}")
     if args.out is not None:
         ensure_writable_file(args.out)
+    start, end = readme_markers(args.distribution)
+    if args.readme is not None:  # the option's validator saw some section; this run needs its own
+        text = open(args.readme, encoding="utf-8", errors="replace").read()
+        if start not in text or end not in text:
+            raise UsageError(f"--readme {args.readme!r} must contain the lines {start!r} and {end!r} "
+                             f"(the section of --distribution {args.distribution})")
     command = " ".join(shlex.quote(part) for part in (
-        "sltcheck", "bench", "solvers", "--sizes", ",".join(map(str, args.sizes)), "--problems", str(args.problems),
+        "sltcheck", "bench", "solvers",
+        *(("--distribution", args.distribution) if args.distribution != "uniform" else ()),
+        "--sizes", ",".join(map(str, args.sizes)), "--problems", str(args.problems),
         "--seed", str(args.seed), "--solvers", ",".join(args.solvers), "--time-limit", f"{args.time_limit:g}",
         *(("--no-memory",) if args.no_memory else ()), *(("--out", args.out) if args.out else ()),
         *(("--readme", args.readme) if args.readme else ()),
     ))
     report = benchmark_solvers(args.sizes, args.problems, args.seed, args.solvers, args.time_limit,
-                               memory=not args.no_memory)
+                               memory=not args.no_memory, distribution=args.distribution)
     report["command"] = command
     print(format_table(report))
     if args.out is not None:
@@ -269,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
 
         from sltcheck.report.readme_section import rewrite_section
 
-        rewrite_section(Path(args.readme), README_START, README_END, readme_text(report, command))
+        rewrite_section(Path(args.readme), start, end, readme_text(report, command))
         print(f"rewrote the performance section of {args.readme}")
     if not report["results"]:
         print("nothing was run: every solver asked for was skipped (see the notes above)", file=sys.stderr)
@@ -281,12 +342,15 @@ MAX_TIME_LIMIT = 86_400.0  # seconds per problem
 
 
 def register(cli: Any) -> None:
-    from sltcheck.cli.options import JSON_OUT, SEED, Integer, Names, Number, Numbers, readme
+    from sltcheck.cli.options import JSON_OUT, SEED, InputPath, Integer, Names, Number, Numbers
 
     parser = cli.command(
         "solvers", help="time every subset-sum solver on the same random instances", handler=run, group="bench"
     )
     parser.add_argument("--out", type=JSON_OUT, default=None, help="write the full results as JSON to this file")
+    parser.add_argument("--distribution", choices=DISTRIBUTIONS, default="uniform",
+                        help="the instances: uniform (Lemma 7's, the default), xavier (paper mode's Xavier sources, "
+                             "targets inside, near and beyond the reach in thirds) or theory (Section 3.1's)")
     parser.add_argument("--sizes", type=Numbers(Integer(1, MAX_SIZE)), default=[8, 16, 24, 32, 40, 48],
                         help="comma-separated numbers of candidates n' (default 8,16,24,32,40,48)")
     parser.add_argument("--problems", type=Integer(1, MAX_PROBLEMS), default=5,
@@ -294,10 +358,13 @@ def register(cli: Any) -> None:
     parser.add_argument("--seed", type=SEED, default=0, help="seed of the instances (default 0)")
     parser.add_argument("--solvers", type=Names(SOLVERS), default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
-    parser.add_argument("--readme", type=readme(README_START, README_END), default=None,
-                        help=f"rewrite the section between {README_START!r} and {README_END!r} of this file "
-                             "with the tables, the command, the date and the load")
+    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a README with the marker lines of a "
+                                                  "bench section", f"{README_START}\n{README_END}\n"), default=None,
+                        help=f"rewrite the section between {README_START!r} and {README_END!r} (for --distribution "
+                             "NAME other than uniform: '<!-- sltcheck bench solvers --distribution NAME: start -->' "
+                             "and its end) of this file with the tables, the command, the date and the load")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the (untimed) tracemalloc run that measures each solver's peak memory")
     parser.add_argument("--time-limit", type=Number(0, MAX_TIME_LIMIT, low_open=True), default=10.0,
-                        help="time limit per problem for the MIP solvers, seconds (default 10)")
+                        help="time limit per problem for the MIP solvers and for exact and fast (which then "
+                             "report a proven gap), seconds (default 10)")

@@ -140,8 +140,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--preset", type=Choice(synthetic.PRESETS), default="quick")
     parser.add_argument("--mode", type=Choice(synthetic.MODES), default="theory",
-                        help="paper: Gurobi + Xavier sources; theory: exact solver + Section 3.1 sources")
-    parser.add_argument("--solver", type=Choice(SOLVERS), default=None, help="override the mode's subset-sum solver")
+                        help="paper: Xavier sources, targets kept (B.1); theory: Section 3.1 sources, targets "
+                             "rescaled; both with the exact subset-sum solver (--solver gurobi for B.1's Gurobi)")
+    parser.add_argument("--solver", type=Choice(SOLVERS), default=None,
+                        help="override the mode's subset-sum solver (default exact; gurobi as in B.1)")
     parser.add_argument("--init", type=Choice(INITS), default=None, help="override the mode's source initialisation")
     parser.add_argument("--sources", type=Integer(1, synthetic.MAX_SOURCES), default=None,
                         help="random sources per point")
@@ -167,11 +169,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _solver_arguments(parser: argparse.ArgumentParser) -> None:
-    mip = parser.add_argument_group("MIP solver settings (gurobi; ignored by exact and fast)")
+    mip = parser.add_argument_group("MIP solver settings (gurobi; exact and fast take --time-limit only)")
     mip.add_argument("--mip-gap", dest="mip_gap", type=_fraction, default=None, metavar="GAP",
                      help="relative MIP gap at which the solver stops (Gurobi's MIPGap; default its own, 1e-4)")
     mip.add_argument("--time-limit", dest="time_limit", type=_seconds, default=None, metavar="S",
-                     help="seconds per subset-sum problem (Gurobi's TimeLimit; default none)")
+                     help="seconds per subset-sum problem (Gurobi's TimeLimit; exact and fast stop there too, "
+                          "certificate 'gap' with a proven lower bound; default none)")
     mip.add_argument("--threads", type=_positive, default=None, metavar="N", help="solver threads (default: its own)")
 
 

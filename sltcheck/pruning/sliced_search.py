@@ -23,6 +23,7 @@ shortlist exactly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ SAMPLE_SIZE = 1 << 14  # left sums drawn (deterministically) to place the slice 
 MAX_CODE_BITS = 62
 PAIR_LIMIT = 1 << 16
 PROBE_SIZE = 64  # masks are int64 bit codes
+RIGHT_LIMIT = 1 << 20  # right sums paired with one slice at most: a wider slice is halved
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,13 @@ def _pairs_between(
     start = np.searchsorted(second, low - first, side="left")
     stop = np.searchsorted(second, high - first, side="left")
     return kernels.pair_sums(first, first_codes, second, second_codes, start, stop - start)
+
+
+def _count_between(first: np.ndarray, second: np.ndarray, low: float, high: float) -> int:
+    """How many pairs :func:`_pairs_between` would return, without making them."""
+    start = np.searchsorted(second, low - first, side="left")
+    stop = np.searchsorted(second, high - first, side="left")
+    return int((stop - start).sum())
 
 
 def _pairs_by_windows(residuals: np.ndarray, right: np.ndarray, window: float) -> tuple[np.ndarray, np.ndarray]:
@@ -109,6 +118,10 @@ def sliced_search(
     upper: float,
     stop_below: float = 0.0,
     accept: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+    *,
+    max_slices: int | None = None,
+    max_slice_size: int = SLICE_SIZE,
+    deadline: float | None = None,
 ) -> SlicedOutcome:
     """Shortlist the masks of min |w - values . m|, slice by slice.
 
@@ -116,8 +129,10 @@ def sliced_search(
     error plus ``tolerance``); ``tolerance`` is the shortlist tolerance. Once the
     best float error is at most ``stop_below``, ``accept(codes, float_errors)`` is
     asked (with the shortlist so far) whether to stop; it decides exactly, e.g.
-    whether a mask's exact error is at most ``stop_below``. Stopping early leaves
-    ``complete=False``.
+    whether a mask's exact error is at most ``stop_below``. The search also stops
+    after ``max_slices`` slices (the densest first, of at most ``max_slice_size`` left
+    sums each, as far as MAX_SLICES allows) or at ``deadline``
+    (``time.perf_counter()``). Stopping early leaves ``complete=False``.
     """
     n = values.size
     if n > MAX_CODE_BITS:
@@ -130,13 +145,13 @@ def sliced_search(
     d, d_codes = sorted_subset_sums(values[quarter_right:], quarter_right)
 
     left_count = a.size * b.size
-    slice_size = SLICE_SIZE
+    slice_size = max_slice_size
     if stop_below > 0.0:
         # Pairs within stop_below of w expected per left sum: 2 stop_below times the density of
         # the right sums (about Gaussian) near w - left; a few such pairs are usually enough.
         spread = float(np.sqrt(np.sum(values[half:] ** 2) / 4.0 + np.sum(values[:half] ** 2) / 4.0)) + 1e-300
         per_left = 2.0 * stop_below * c.size * d.size / (spread * 2.5)
-        slice_size = int(np.clip(2.0 / max(per_left, 1e-300), MIN_SLICE_SIZE, SLICE_SIZE))
+        slice_size = int(np.clip(2.0 / max(per_left, 1e-300), MIN_SLICE_SIZE, max_slice_size))
     slices = min(MAX_SLICES, max(1, -(-left_count // slice_size)))
     # Densest pairs: left sums near l* maximising the product of the two (Gaussian) densities.
     mean_left, mean_right = values[:half].sum() / 2.0, values[half:].sum() / 2.0
@@ -159,9 +174,16 @@ def sliced_search(
         window = best + 2.0 * tolerance
         # tolerance also absorbs the rounding of c + d against the bounds below
         margin = window + tolerance if reach is None else min(reach, window + tolerance)
-        right, right_codes = _pairs_between(
-            c, c_codes, d, d_codes, float(residuals.min()) - margin, float(residuals.max()) + margin,
-        )
+        right_low, right_high = float(residuals.min()) - margin, float(residuals.max()) + margin
+        if left.size > 1 and _count_between(c, d, right_low, right_high) > RIGHT_LIMIT:
+            # A slice wide in value (a tail) would pair with too many right sums: halve it at its
+            # median left sum (memory stays O(slice + RIGHT_LIMIT)); every left sum is in one half.
+            middle = float(np.median(left))
+            if low < middle < high:
+                examine(low, middle, reach)
+                examine(middle, high, reach)
+                return
+        right, right_codes = _pairs_between(c, c_codes, d, d_codes, right_low, right_high)
         if right.size == 0:
             return
         # Values only are sorted (fast); the few near pairs find their codes afterwards.
@@ -196,7 +218,11 @@ def sliced_search(
         reach = PROBE_SIZE**2 * np.sqrt(2.0 * np.pi * var_right) / (2.0 * c.size * d.size)
         examine(float(centre) - width / 2.0, float(centre) + width / 2.0, float(reach))
     complete = True
-    for low, high in _slice_bounds(a, b, slices, float(centre)):
+    for examined, (low, high) in enumerate(_slice_bounds(a, b, slices, float(centre))):
+        if (max_slices is not None and examined >= max_slices) or (
+                deadline is not None and time.perf_counter() > deadline):
+            complete = False
+            break
         examine(low, high)
         if best <= stop_below and accept is not None and found_codes:
             codes = np.concatenate(found_codes)

@@ -11,7 +11,10 @@ EXACT_SOLVERS: tuple[str, ...] = ("mitm", "brute", "exact", "fast")  # their cer
 SLICED_SOLVERS: tuple[str, ...] = ("exact", "fast")
 MIP_SOLVERS: tuple[str, ...] = ("gurobi", "highs", "cvxpy")
 # Certificates: "optimal" (exactly proven), "float64-floor" (exact error <= float64_floor),
-# "mip-optimal" (a MIP solver's OPTIMAL status, up to its tolerances), "none".
-CERTIFICATES: tuple[str, ...] = ("optimal", "float64-floor", "mip-optimal", "none")
+# "gap" (an exact solver stopped where a stated budget ran out, --time-limit or fast mode's
+# tolerance, with a proven lower bound on the optimum), "mip-optimal" (a MIP solver's OPTIMAL
+# status, up to its tolerances), "none" (greedy, a MIP solver without OPTIMAL status, or a claim
+# the exact check refused: never from an exact solver's own search).
+CERTIFICATES: tuple[str, ...] = ("optimal", "float64-floor", "gap", "mip-optimal", "none")
 MITM_MAX_CANDIDATES = 50  # 2^25 sums per half: about 1 GiB of working memory
 BRUTE_MAX_CANDIDATES = 20

@@ -19,27 +19,44 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   tolerance: the float64 search only shortlists every mask whose float64 error
   is within a rigorous rounding bound of the best one, and the shortlist is
   decided by exact rational arithmetic (see ``_shortlist_tolerance``).
-* ``"exact"``: the same answers as ``"mitm"`` from a second, independent search
-  in bounded memory (:mod:`sltcheck.pruning.sliced_search`: four sorted lists of
-  2^(n'/4) sums, the pairs generated one value slice at a time; n' <= 14 is a
-  vectorised enumeration over all problems at once). Each problem gets a
-  certificate: ``"optimal"`` (the search ran to the end: proven optimal, exactly),
-  or ``"float64-floor"``: the mask's exact error is at most the float64 floor
+* ``"exact"``: the same answers as ``"mitm"`` from a second, independent search,
+  at every n' and every target, in bounded memory. A target beyond the reach
+  (w >= R+, the sum of the positive candidates, or w <= R-) has a closed-form
+  optimum: every candidate of its sign (``_beyond_reach``, decided exactly).
+  Inside it, :mod:`sltcheck.pruning.bounded_search`: on the magnitudes |a_k| from
+  the nearer edge, the subset sums that can still come within the best error are
+  bounded, so a branch and bound over the largest candidates with meet-in-the-middle
+  lists of bounded sums at its leaves proves the optimum near the edge; farther
+  inside, where the optimum of a wide problem lies below the float64 floor, the
+  sliced search (:mod:`sltcheck.pruning.sliced_search`, four sorted lists of
+  2^(n'/4) sums) finds a mask there; n' <= 12 is a vectorised enumeration over all
+  problems at once. Each problem gets a certificate: ``"optimal"`` (proven optimal,
+  exactly; up to n' = ``EXACT_PROVE_MAX`` nonzero candidates always), or
+  ``"float64-floor"``: the mask's exact error is at most the float64 floor
   (n' + 4) u (|w| + sum|a|) (see :func:`float64_floor`), so no mask can do better
-  by more than the rounding of evaluating the sum itself. Up to n' =
-  ``EXACT_PROVE_MAX`` nonzero candidates the search always runs to the end;
-  beyond, it stops as soon as the floor is reached, searching the
-  ``EXACT_FREE_MAX`` largest candidates (the others left out) when n' is larger.
-* ``"fast"``: stops as soon as the error is proven at most ``FAST_TOLERANCE``
-  (1e-10) or the floor, if larger. Below n' = ``window_search.MIN_CANDIDATES``
-  (128) it is the sliced search over the ``FAST_FREE_MAX`` largest candidates;
-  where the optimum is above 1e-10 (n' <= 32 or so) it runs to the end and
-  equals ``"exact"``. From 128 on it is :mod:`sltcheck.pruning.window_search`:
-  greedy on the large candidates, then meet-in-the-middle on the smallest ones
-  and on the differences of near-equal pairs, all problems in one compiled call.
+  by more than the rounding of evaluating the sum itself; beyond n' = 40 the search
+  stops at the floor where a mask reaches it and proves optimality where none does.
+  Only where ``options.time_limit`` runs out: ``"gap"`` with a proven lower bound
+  on the optimum (``lower_bounds``; inside the reach 0, as the LP relaxation gives).
+* ``"fast"``: the same search, stopping as soon as the error is proven at most
+  ``FAST_TOLERANCE`` (1e-10) or the floor, if larger (certificate ``"gap"`` from 0,
+  or the floor where earned); where the optimum is above that, it runs to the end
+  and equals ``"exact"``, and beyond the reach it is the closed form. From n' =
+  ``window_search.MIN_CANDIDATES`` (128) the problems inside their reach first go
+  through :mod:`sltcheck.pruning.window_search` (greedy on the large candidates,
+  meet-in-the-middle on the smallest ones and on the differences of near-equal
+  pairs, all problems in one compiled call); a mask it finds counts only where its
+  exact error is at most the stop, the others take the search above.
 * ``"brute"``: all 2^n' subsets (n' <= 20), decided the same exact way.
 * ``"gurobi"``, ``"highs"`` (scipy.optimize.milp), ``"cvxpy"``: the MIP above.
 * ``"greedy"``: largest |a_k| first, keep it when it reduces the error.
+
+Exactness of ``"exact"`` and ``"fast"``: floats only shortlist. Every comparison that
+discards a mask keeps a margin of twice a rigorous bound on the rounding of any float64
+evaluation of its error (``_shortlist_tolerance``; see the bounded search's
+docstring), the reach is decided by ``math.fsum`` (one rounding of the exact sum, so
+its sign is exact), and the shortlist is decided in exact rational arithmetic, ties as
+``"mitm"`` decides them (fewer kept weights, then lower code).
 
 Whatever the solver, the returned masks are rounded to {0, 1} (after checking
 that the solver's values are within ``binary_tolerance`` of 0 or 1) and the
@@ -54,10 +71,11 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import importlib
+import math
 import multiprocessing
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -67,7 +85,8 @@ import mpmath
 import numpy as np
 
 from sltcheck.numerics.validation import check_array, check_choice, check_dps, check_positive
-from sltcheck.pruning import sliced_search, window_search
+from sltcheck.pruning import window_search
+from sltcheck.pruning.bounded_search import BoundedSearch
 from sltcheck.pruning.solver_names import (  # noqa: F401 (re-exported: the solvers' names live in a light module)
     BRUTE_MAX_CANDIDATES,
     CERTIFICATES,
@@ -79,8 +98,8 @@ from sltcheck.pruning.solver_names import (  # noqa: F401 (re-exported: the solv
 )
 
 EXACT_PROVE_MAX = 40  # "exact" runs every search to the end (proves optimality) up to this n'
-EXACT_FREE_MAX = 56  # beyond this n', "exact" searches the largest 56 candidates down to the floor
-FAST_FREE_MAX = 44
+EXACT_FREE_MAX = 56  # the seek for a mask at the floor leaves at most this many candidates free
+FAST_FREE_MAX = 44  # ... at fast mode's stop
 # "fast" stops at this error (or the float64 floor, if larger): 10^-4 of Gurobi's default
 # FeasibilityTol (1e-6), below which Gurobi-default's answers practically never go.
 FAST_TOLERANCE = 1e-10
@@ -92,8 +111,8 @@ CVXPY_MILP_SOLVERS: tuple[str, ...] = (
     "HIGHS", "SCIP", "CBC", "GLPK_MI", "SCIPY", "GUROBI", "CPLEX", "MOSEK", "XPRESS", "COPT",
 )
 UNIT_ROUNDOFF = 2.0**-53
-# Beyond this many shortlisted masks (only with many equal candidates) the exact
-# decision is skipped and optimality is not claimed.
+# Beyond this many shortlisted masks (only with many equal candidates) only the nearest are
+# decided exactly and optimality is not claimed: "gap", from the least float64 error found.
 SHORTLIST_LIMIT = 100_000
 
 
@@ -112,6 +131,9 @@ class MIPOptions:
     Gurobi takes all of them (TimeLimit, MIPGap, MIPGapAbs, IntFeasTol,
     FeasibilityTol, Threads). scipy's HiGHS takes ``time_limit`` and ``mip_gap``
     only; cvxpy passes ``time_limit`` and ``mip_gap`` to GUROBI or HIGHS only.
+    ``"exact"`` and ``"fast"`` take ``time_limit`` (seconds per problem): a problem
+    that reaches it returns its best mask so far with the certificate ``"gap"`` and
+    a proven lower bound (the others are ignored).
     """
 
     time_limit: float | None = None
@@ -137,8 +159,12 @@ class SubsetSumResult:
     solver's OPTIMAL status, which holds only up to its MIPGap, MIPGapAbs,
     IntFeasTol and FeasibilityTol. ``certificates[p]`` is one of CERTIFICATES:
     "float64-floor" is checked exactly (exact error <= ``floors[p]``) for every
-    solver's mask that is not proven optimal. ``problem_times`` are per-problem
-    wall times in seconds (a batch solved at once shares its time equally).
+    solver's mask that is not proven optimal; "gap" (exact solvers only, where a
+    stated budget ran out: ``options.time_limit``, fast mode's tolerance) comes with
+    ``lower_bounds[p]``, a proven lower bound on the optimum, so that the mask is
+    within ``exact_errors[p] - lower_bounds[p]`` of it, as a MIP solver reports its gap.
+    ``problem_times`` are per-problem wall times in seconds (a batch solved at once
+    shares its time equally).
     """
 
     masks: np.ndarray  # bool (P, n')
@@ -154,6 +180,10 @@ class SubsetSumResult:
     exact_errors: tuple[Fraction, ...] = field(default=(), repr=False)
     certificates: tuple[str, ...] = ()
     floors: tuple[float, ...] = ()
+    # A proven lower bound on each problem's optimum, exactly (the exact solvers; None for the others):
+    # the error itself where "optimal", the bound behind a "gap" (0 inside the reach, as the LP
+    # relaxation gives), 0 where "float64-floor" is all that is claimed.
+    lower_bounds: tuple[Fraction | None, ...] = ()
 
     @property
     def certified(self) -> np.ndarray:
@@ -170,6 +200,7 @@ class _Solution:
     values: np.ndarray  # the solver's mask values, before rounding
     proven_optimal: bool
     objective: float = float("nan")
+    lower_bound: Fraction | None = None  # exact solvers that could not prove optimality: a proven bound
 
 
 def solve_subset_sum(
@@ -219,16 +250,17 @@ def solve_subset_sum(
         return dataclasses.replace(result, fallback_reason=str(error))
 
 
-def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
-    """|w - sum_k m_k a_k| exactly: every float64 is a 53-bit integer times a power of two, so
-    the sum is an integer times the smallest of those powers, with no rounding.
+def exact_sum(values: np.ndarray) -> Fraction:
+    """The sum of float64 ``values``, exactly: every float64 is a 53-bit integer times a power of
+    two, so the sum is an integer times the smallest of those powers, with no rounding.
 
     The integers are summed per power of two in numpy, split in 27-bit halves so that the
     float64 sums of bincount stay exact (below 2^53 for up to 2^25 terms); the few per-power
     totals are then shifted together in Python integers.
     """
-    kept = np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)]
-    values = np.concatenate(([float(target)], -kept))
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if values.size == 0:
+        return Fraction(0)
     fractions, exponents = np.frexp(values)
     mantissas = np.ldexp(fractions, 53).astype(np.int64)  # exact: |mantissa| < 2^53
     powers, group = np.unique(exponents, return_inverse=True)
@@ -238,7 +270,13 @@ def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Frac
     total = 0
     for power, high_sum, low_sum in zip((powers - powers[0]).tolist(), high.tolist(), low.tolist(), strict=True):
         total += ((int(high_sum) << 26) + int(low_sum)) << power
-    return Fraction(abs(total) << base) if base >= 0 else Fraction(abs(total), 1 << -base)
+    return Fraction(total << base) if base >= 0 else Fraction(total, 1 << -base)
+
+
+def exact_error(target: float, candidates: np.ndarray, mask: np.ndarray) -> Fraction:
+    """|w - sum_k m_k a_k| exactly (:func:`exact_sum` of w and the negated kept candidates)."""
+    kept = np.asarray(candidates, dtype=np.float64)[np.asarray(mask, dtype=bool)]
+    return abs(exact_sum(np.concatenate(([float(target)], -kept))))
 
 
 def float64_floor(target: float, candidates: np.ndarray) -> float:
@@ -336,6 +374,7 @@ def _run_in_processes(
         exact_errors=tuple(e for p in parts for e in p.exact_errors),
         certificates=tuple(c for p in parts for c in p.certificates),
         floors=tuple(f for p in parts for f in p.floors),
+        lower_bounds=tuple(b for p in parts for b in p.lower_bounds),
     )
 
 
@@ -350,29 +389,29 @@ def _run(
     start = time.perf_counter()
     problems, n = a.shape
     if solver in SLICED_SOLVERS:
-        masks, certificates, objective, times = _solve_sliced_batch(solver, w, a)
+        masks, certificates, objective, times, bounds = _solve_sliced_batch(solver, w, a, options.time_limit)
     else:
         solve_one = _prepare(solver, n, options)
         masks = np.zeros((problems, n), dtype=bool)
         objective = np.full(problems, np.nan)
         times = np.zeros(problems)
-        certificates = []
+        certificates, bounds = [], []
         for p in range(problems):
             tick = time.perf_counter()
             solution = solve_one(float(w[p]), a[p])
             masks[p] = _round_to_binary(solution.values, options.binary_tolerance, solver)
             times[p] = time.perf_counter() - tick
             objective[p] = solution.objective
-            proven = "optimal" if solver in EXACT_SOLVERS else "mip-optimal"
-            certificates.append(proven if solution.proven_optimal else "none")
+            if solver in EXACT_SOLVERS:
+                certificates.append("optimal" if solution.proven_optimal else "gap")
+            else:
+                certificates.append("mip-optimal" if solution.proven_optimal else "none")
+            bounds.append(solution.lower_bound)
     exact = [exact_error(w[p], a[p], masks[p]) for p in range(problems)]
     floors = tuple(float64_floor(w[p], a[p]) for p in range(problems))
-    # The floor certificate is checked exactly, and given to any mask that earns it.
-    certificates = [
-        "float64-floor" if c != "optimal" and exact[p] <= Fraction(floors[p]) else
-        ("none" if c == "float64-floor" else c)
-        for p, c in enumerate(certificates)
-    ]
+    checked = [_checked_certificate(c, b, e, f, solver in EXACT_SOLVERS)
+               for c, b, e, f in zip(certificates, bounds, exact, floors, strict=True)]
+    certificates, bounds = [c for c, _ in checked], [b for _, b in checked]
     errors = np.array([float(e) for e in exact])  # Fraction -> float rounds to nearest
     return SubsetSumResult(
         masks=masks,
@@ -387,7 +426,27 @@ def _run(
         exact_errors=tuple(exact),
         certificates=tuple(certificates),
         floors=floors,
+        lower_bounds=tuple(bounds),
     )
+
+
+def _checked_certificate(
+    certificate: str, bound: Fraction | None, error: Fraction, floor: float, exact_solver: bool
+) -> tuple[str, Fraction | None]:
+    """The certificate a mask keeps once checked exactly against its own error.
+
+    "optimal" stays (its bound is the error). Any other mask whose exact error is at most the
+    floor earns "float64-floor", whatever the solver. A "float64-floor" claim the error does not
+    earn, or a "gap" whose bound is missing or above the error, is refused: "none" (only a faulty
+    search could make such a claim; the tests feed one in).
+    """
+    if certificate == "optimal":
+        return certificate, error
+    if error <= Fraction(floor):
+        return "float64-floor", (bound if bound is not None else Fraction(0)) if exact_solver else None
+    if certificate == "float64-floor" or (certificate == "gap" and (bound is None or bound > error)):
+        return "none", None
+    return certificate, bound
 
 
 def _round_to_binary(values: np.ndarray, tolerance: float, solver: str) -> np.ndarray:
@@ -489,7 +548,13 @@ def _solve_mitm(w: float, a: np.ndarray) -> _Solution:
         columns = np.clip(np.searchsorted(right_sums, residuals[rows]), 0, right_sums.size - 1)
     codes = left_codes[rows] | (right_codes[columns] << half)
     mask = _decide_exactly(w, a, used, codes)
-    return _Solution(mask.astype(np.float64), proven, best_float)
+    return _Solution(mask.astype(np.float64), proven, best_float, _float_bound(best_float, w, values))
+
+
+def _float_bound(best_float: float, w: float, a: np.ndarray) -> Fraction:
+    """A proven lower bound on the exact optimum from the least float64 error of a complete
+    enumeration: no mask's exact error is below it by more than the shortlist tolerance."""
+    return max(Fraction(0), Fraction(best_float) - Fraction(_shortlist_tolerance(w, a)))
 
 
 def _nearest_distance(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -500,12 +565,15 @@ def _nearest_distance(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndar
     return np.minimum(np.abs(queries - above), np.abs(queries - below))
 
 
-def _decide_exactly(w: float, a: np.ndarray, used: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """The shortlisted mask of least exact error; ties go to fewer kept weights, then lower code."""
-    codes = np.unique(codes)  # sorted, so ties are deterministic
+def _decide_exactly(w: float, a: np.ndarray, used: np.ndarray, codes: Iterable[int]) -> np.ndarray:
+    """The shortlisted mask of least exact error; ties go to fewer kept weights, then lower code.
+
+    ``codes`` are bit codes over ``used`` (bit i keeps candidate used[i]), numpy or Python
+    integers (Python ones may have more than 63 bits).
+    """
     best_key: tuple[Fraction, int, int] | None = None
     best_mask = np.zeros(a.size, dtype=bool)
-    for code in codes.tolist():
+    for code in sorted({int(code) for code in codes}):  # sorted, so ties are deterministic
         mask = np.zeros(a.size, dtype=bool)
         mask[used[[bit for bit in range(used.size) if code >> bit & 1]]] = True
         key = (exact_error(w, a, mask), int(mask.sum()), code)
@@ -526,7 +594,7 @@ def _solve_brute(w: float, a: np.ndarray) -> _Solution:
     if not proven:
         shortlisted = np.argsort(float_errors, kind="stable")[:1000]
     mask = _decide_exactly(w, a, np.arange(n), codes[shortlisted])
-    return _Solution(mask.astype(np.float64), proven, best_float)
+    return _Solution(mask.astype(np.float64), proven, best_float, _float_bound(best_float, w, a))
 
 
 def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
@@ -541,40 +609,54 @@ def _solve_greedy(w: float, a: np.ndarray) -> _Solution:
     return _Solution(mask, False, abs(residual))
 
 
-def _solve_sliced_batch(
-    solver: str, w: np.ndarray, a: np.ndarray
-) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
-    """``"exact"`` and ``"fast"`` on every problem: masks, certificates, float errors, times."""
+# masks, certificates, best float errors, times, lower bounds
+_Batch = tuple[np.ndarray, list[str], np.ndarray, np.ndarray, list[Fraction | None]]
+
+
+def _solve_sliced_batch(solver: str, w: np.ndarray, a: np.ndarray, time_limit: float | None) -> _Batch:
+    """``"exact"`` and ``"fast"`` on every problem: masks, certificates, float errors, times, bounds."""
     problems, n = a.shape
     if n <= BATCH_ENUMERATION_MAX:
         return _enumerate_batch(w, a)
-    if solver == "fast" and n >= window_search.MIN_CANDIDATES:
-        return _window_batch(w, a)
     masks = np.zeros((problems, n), dtype=bool)
-    certificates = ["none"] * problems
+    certificates = ["gap"] * problems
     objective = np.zeros(problems)
     times = np.zeros(problems)
-
-    def solve(p: int) -> None:
+    bounds: list[Fraction | None] = [None] * problems
+    remaining = list(range(problems))
+    if solver == "fast" and n >= window_search.MIN_CANDIDATES:
+        remaining = _window_batch(w, a, masks, objective, times)
+        for p in set(range(problems)) - set(remaining):
+            bounds[p] = Fraction(0)  # at the stop, proven exactly: "gap" from 0 (or the floor, if earned)
+    for p in remaining:
         tick = time.perf_counter()
-        masks[p], certificates[p], objective[p] = _solve_sliced(float(w[p]), a[p], solver)
-        times[p] = time.perf_counter() - tick
-
-    for p in range(problems):
-        solve(p)
-    return masks, certificates, objective, times
+        masks[p], certificates[p], objective[p], bounds[p] = _solve_exact(float(w[p]), a[p], solver, time_limit)
+        times[p] += time.perf_counter() - tick
+    return masks, certificates, objective, times, bounds
 
 
-def _window_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
-    """``"fast"`` for n' >= window_search.MIN_CANDIDATES: every problem in one compiled call."""
+def _window_batch(w: np.ndarray, a: np.ndarray, masks: np.ndarray, objective: np.ndarray,
+                  times: np.ndarray) -> list[int]:
+    """``"fast"`` from n' = window_search.MIN_CANDIDATES: the problems inside their reach in one
+    compiled call; returns the problems it left to :func:`_solve_exact` (beyond the reach, where
+    the closed form is exact, or not proven at the stop)."""
     tick = time.perf_counter()
-    stops = np.array([max(FAST_TOLERANCE, float64_floor(w[p], a[p])) for p in range(w.size)])
-    masks, _, _, errors = window_search.window_search(w, a, stops)
-    times = np.full(w.size, (time.perf_counter() - tick) / w.size)
-    return masks, ["none"] * w.size, errors, times  # the floor certificate is checked exactly by the caller
+    inside = [p for p in range(w.size) if _beyond_reach(float(w[p]), a[p]) is None]
+    if not inside:
+        return list(range(w.size))
+    stops = np.array([max(FAST_TOLERANCE, float64_floor(w[p], a[p])) for p in inside])
+    found, _, _, errors = window_search.window_search(w[inside], a[inside], stops)
+    left = [p for p in range(w.size) if p not in inside]
+    for row, p in enumerate(inside):
+        if exact_error(w[p], a[p], found[row]) <= Fraction(float(stops[row])):
+            masks[p], objective[p] = found[row], errors[row]  # its certificate: "gap" (the tolerance) or the floor
+        else:
+            left.append(p)
+    times += (time.perf_counter() - tick) / w.size
+    return sorted(left)
 
 
-def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> _Batch:
     """All 2^n' subset sums of a chunk of problems as one matrix product, then the exact decision.
 
     A product with a 0/1 row is a sum of the kept candidates in some order: its
@@ -603,7 +685,7 @@ def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, list[str
                 masks[p] = _decide_exactly(float(w[p]), a[p], np.arange(n), codes[candidates])
         objective[rows] = best
         times[rows] = (time.perf_counter() - tick) / (rows.stop - rows.start)
-    return masks, ["optimal"] * problems, objective, times
+    return masks, ["optimal"] * problems, objective, times, [None] * problems
 
 
 def _code_error(w: float, a: np.ndarray, used: np.ndarray, code: int) -> Fraction:
@@ -612,46 +694,71 @@ def _code_error(w: float, a: np.ndarray, used: np.ndarray, code: int) -> Fractio
     return exact_error(w, a, mask)
 
 
-def _solve_sliced(w: float, a: np.ndarray, solver: str) -> tuple[np.ndarray, str, float]:
-    """One problem by :func:`sliced_search.sliced_search`: mask, certificate, best float error."""
-    mask = np.zeros(a.size, dtype=bool)
+def _beyond_reach(w: float, a: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """Every subset sum lies in [R-, R+] (the sums of the negative and of the positive candidates):
+    for w >= R+ the mask of every positive candidate is optimal, with error w - R+, and the only one
+    (any other mask drops a positive or adds a negative, so its sum is strictly smaller); likewise
+    for w <= R-. None when w is inside the reach. ``math.fsum`` rounds the exact sum once
+    (Shewchuk's exact partials, IEEE round-to-nearest), so the sign of w - R+ it returns is the
+    exact sign: the decision is exact (w = R+ included)."""
+    above = math.fsum([w, *(-a[a > 0]).tolist()])
+    if above >= 0.0:
+        return a > 0, above
+    below = math.fsum([*a[a < 0].tolist(), -w])
+    if below >= 0.0:
+        return a < 0, below
+    return None
+
+
+def _solve_exact(w: float, a: np.ndarray, solver: str, time_limit: float | None) -> tuple[
+        np.ndarray, str, float, Fraction | None]:
+    """One problem in ``"exact"`` or ``"fast"`` mode: mask, certificate, best float error, lower bound.
+
+    Beyond the reach: the closed form (``_beyond_reach``). Inside it: the search of
+    :mod:`sltcheck.pruning.bounded_search` on magnitudes, from the base mask of every negative
+    candidate (t = w - R-) or of every positive one (t = R+ - w), whichever t is smaller; a flip
+    set F maps back to the mask base xor F. It stops at ``stop``: 0 for ``"exact"`` up to
+    ``EXACT_PROVE_MAX`` nonzero candidates (proven optimal), the float64 floor beyond, fast mode's
+    tolerance (or the floor if larger) for ``"fast"``; each stop decided in exact arithmetic.
+    """
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
     used = np.flatnonzero(a != 0)  # a zero candidate never changes the sum
-    floor = float64_floor(w, a)
     if used.size == 0:
-        return mask, "optimal", abs(w)
-    free_max = EXACT_FREE_MAX if solver == "exact" else FAST_FREE_MAX
-    free = used
-    if used.size > free_max:  # the largest candidates carry the most subset sums near w
-        free = np.sort(used[np.argsort(-np.abs(a[used]), kind="stable")[:free_max]])
+        return np.zeros(a.size, dtype=bool), "optimal", abs(w), None
+    closed = _beyond_reach(w, a)
+    if closed is not None:
+        return closed[0], "optimal", closed[1], None
+    # t = w - R- or R+ - w, rounded once from its exact value (math.fsum); which is smaller is
+    # immaterial to exactness (both are valid reductions), so the rounded values may decide it.
+    from_low, from_high = math.fsum([w, *(-a[a < 0]).tolist()]), math.fsum([*a[a > 0].tolist(), -w])
+    base, t = (a < 0, from_low) if from_low <= from_high else (a > 0, from_high)
+    floor = float64_floor(w, a)
     if solver == "exact":
-        stop_below = 0.0 if used.size <= EXACT_PROVE_MAX else floor
+        stop, free_max = (0.0 if used.size <= EXACT_PROVE_MAX else floor), EXACT_FREE_MAX
     else:
-        stop_below = max(floor, FAST_TOLERANCE)
-    values = a[free]
-    tolerance = _shortlist_tolerance(w, values)  # only the free values are summed
-    greedy = _solve_greedy(w, values)
+        stop, free_max = max(floor, FAST_TOLERANCE), FAST_FREE_MAX
+    base_code = sum(1 << bit for bit, kept in enumerate(base[used].tolist()) if kept)
+    magnitudes = np.abs(a[used])
+    tolerance = _shortlist_tolerance(t, magnitudes)
 
-    def reached(codes: np.ndarray, float_errors: np.ndarray) -> bool:
-        order = np.argsort(float_errors, kind="stable")[: np.count_nonzero(float_errors <= stop_below)]
-        best = np.unique(codes[order[:64]])
-        return any(_code_error(w, a, free, int(code)) <= Fraction(stop_below) for code in best.tolist())
+    def accept(flips: list[int]) -> bool:
+        return any(_code_error(w, a, used, base_code ^ f) <= Fraction(stop) for f in flips)
 
-    outcome = sliced_search.sliced_search(
-        w, values, tolerance, greedy.objective + tolerance, stop_below, reached if stop_below > 0 else None
-    )
-    codes, order = np.unique(outcome.codes, return_index=True)
-    within_limit = codes.size <= SHORTLIST_LIMIT
-    if not within_limit:  # pathological ties: decide among the 1000 nearest only
-        codes = np.unique(outcome.codes[np.argsort(outcome.float_errors, kind="stable")[:1000]])
-    if codes.size == 1:
-        code = int(codes[0])
-        mask[free[[bit for bit in range(free.size) if code >> bit & 1]]] = True
-    elif codes.size > 1:
-        mask = _decide_exactly(w, a, free, codes)
-    else:  # cannot happen with a valid upper bound; keep the greedy mask rather than nothing
-        mask[free] = greedy.values.astype(bool)
-    optimal = outcome.complete and free.size == used.size and within_limit
-    return mask, "optimal" if optimal else "none", outcome.best_float
+    outcome = BoundedSearch(t, magnitudes, tolerance, stop, accept, deadline, free_max).run()
+    codes = [base_code ^ f for f in outcome.flips]
+    if outcome.stopped:  # no optimality to decide: the best of those accepted (one is at the stop, exactly)
+        codes = [base_code ^ f for f in outcome.accepted]
+    elif len(codes) > SHORTLIST_LIMIT:  # pathological ties: decide among the nearest only
+        codes = [codes[i] for i in np.argsort(outcome.float_errors, kind="stable")[:1000].tolist()]
+    mask = _decide_exactly(w, a, used, codes)
+    if outcome.complete and not outcome.truncated and len(outcome.flips) <= SHORTLIST_LIMIT:
+        return mask, "optimal", outcome.best_float, None
+    if outcome.stopped:  # at the stop, decided exactly: the floor (checked again by the caller) or the tolerance
+        return mask, "gap", outcome.best_float, Fraction(0)
+    # The time ran out (or too many ties): every mask not examined is at least lower_bound away in
+    # float64, every examined one at least best_float; the exact errors differ by under tolerance.
+    bound = min(outcome.best_float, outcome.lower_bound)
+    return mask, "gap", outcome.best_float, max(Fraction(0), Fraction(bound) - Fraction(2.0 * tolerance))
 
 
 # --- MIP solvers: min t s.t. -t <= w - a . m <= t, m binary (Appendix B.1) ------------------------
