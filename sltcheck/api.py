@@ -100,7 +100,7 @@ class CheckResult:
         return Table({
             "statement": entry["statement"], "variant": entry["variant"], "default": entry["default"],
             "worst_ratio": entry["worst_ratio"], "violated": entry["violated"], "examples": entry["examples"],
-            "undecided": entry["undecided"],
+            "undecided": entry["undecided"], "attained": entry.get("attained", 0),
             "search_evaluations": entry["search"]["evaluations"] if entry["search"] else 0,
             "certified": entry.get("certified_outcome"),
         } for entry in self.data["findings"])

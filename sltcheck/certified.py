@@ -13,6 +13,15 @@ real value of the side. Then (:func:`~sltcheck.numerics.intervals.decide_interva
   or equal as real numbers, as on the instances built in the tests to sit on the bound),
   or when the bound needs a quantity not enclosed here (then ``reason`` says which).
 
+Where the intervals overlap at every precision tried, the instance is evaluated once more in exact
+arithmetic (:mod:`sltcheck.numerics.exact`: rationals and square roots, where the instance keeps
+its numbers there: a reproduced W_QK, equal tokens, d = 1): with both sides exact the outcome is
+decided exactly, "attained" where they are equal (measured <= bound proved, with equality: the
+chain attained term by term), "holds" or "violated" otherwise ("decided_by": "exact arithmetic",
+"backend": "exact"); where only the measured side's upper end is exact (a minimum enclosed by the
+best choice found: Lemma 7's best masks), "holds" when that end is <= the exact bound; where a side
+keeps no exact value the outcome stays "undecided".
+
 Each enclosure (``sltcheck.statements.<name>.enclosure``, discovered: ``measured(instance)`` and
 ``BOUNDS``, variant or mutant -> ``bound(instance)``) mirrors the point evaluation of its
 statement module (same formula, same branches), so the verdict is about the same bound the
@@ -51,7 +60,7 @@ from typing import Any
 
 import mpmath
 
-from sltcheck.numerics.balls import BACKENDS
+from sltcheck.numerics.balls import BACKENDS, arb_available
 from sltcheck.numerics.balls import backend as pick_backend
 from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
 from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, using, width_digits
@@ -59,7 +68,7 @@ from sltcheck.numerics.validation import check_dps
 from sltcheck.statements import load, parts
 
 DEFAULT_DPS = CERTIFIED_DPS
-OUTCOMES = ("holds", "violated", "undecided")
+OUTCOMES = ("holds", "attained", "violated", "undecided")
 # An undecided outcome whose two enclosures do not agree to dps - GUARD_DIGITS digits is evaluated
 # again at twice the precision, up to MAX_DPS digits (enough for perturbations of 1e-30 at dps 30).
 MAX_DPS = 120
@@ -120,7 +129,34 @@ def evaluate(statement: str, instance: dict[str, Any], variant: str | None = Non
         if not any(result[k] >= before[k] + 1 for k in ("measured_digits", "bound_digits")):
             break  # more digits did not narrow the enclosures: their width is not rounding (Lemma 7's
             # measured side is a float64 enumeration's rounding bound wide at every precision)
-    return {"dps": dps, "backend": name, **result}
+    if result["outcome"] == "undecided" and result["reason"] is None and arb_available():
+        settled = _evaluate_exactly(statement, instance, variant, dps)
+        if settled is not None:
+            return {"dps": dps, "backend": "exact", **settled}
+    return {"dps": dps, "backend": name, "decided_by": "interval", **result}
+
+
+def _evaluate_exactly(statement: str, instance: dict[str, Any], variant: str, dps: int) -> dict[str, Any] | None:
+    """Both sides in exact arithmetic where the instance keeps exact values (see the module
+    docstring): the outcome decided exactly, else None (a side has no exact value here)."""
+    with using("exact", dps):
+        module = enclosures()[statement]
+        try:
+            m, b = module.measured(instance), module.BOUNDS[variant](instance)
+        except NotEnclosed:
+            return None
+    if b.value is None or m.high is None:
+        return None
+    if m.value is None:  # only measured's upper end is exact (a minimum enclosed by its best choice)
+        if m.high.compare(b.value) > 0:
+            return None
+        outcome = "holds"
+    else:
+        order = m.value.compare(b.value)
+        outcome = "holds" if order < 0 else "attained" if order == 0 else "violated"
+    return {"statement": statement, "variant": variant, "work_dps": dps, "measured": m.ball, "bound": b.ball,
+            "outcome": outcome, "certified": True, "reason": None, "decided_by": "exact arithmetic",
+            "measured_digits": float("inf"), "bound_digits": float("inf")}
 
 
 def _evaluate_at(statement: str, instance: dict[str, Any], variant: str, work: int, backend: str) -> dict[str, Any]:

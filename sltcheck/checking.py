@@ -11,7 +11,8 @@ of one worker (a test compares them).
 The properties run programmatically (not through pytest) with an explicit Hypothesis seed, so the
 same seed gives the same findings. For every statement and variant, ``findings.json`` holds a
 :class:`~sltcheck.records.FindingRecord` (statement, variant, default, examples, worst_ratio,
-violated, violations, undecided, filtered, the worst instance as exact JSON with floats as
+violated, violations, undecided, attained (examples whose sides are equal, proved in exact
+arithmetic: held, not undecided), filtered, the worst instance as exact JSON with floats as
 ``float.hex``, seed, examples_per_second, and the search: its ratio, evaluations, seconds, shape and,
 for a violation, the replay at twice the digits and the interval outcome); and, per statement, the
 mutants refuted with their counterexamples (:class:`~sltcheck.records.MutantRecord`).
@@ -504,6 +505,7 @@ def entry_of(
         "violated": bool(record.violations),
         "violations": record.violations,
         "undecided": record.undecided,
+        "attained": record.attained,
         "filtered": record.filtered,
         "verdict": cast("VerdictRecord", verdict.as_dict()) if verdict else None,
         "instance": encode_instance(record.worst_instance) if record.worst_instance else None,
@@ -551,7 +553,7 @@ def _in_planned_order(state: FindingsFile) -> None:
 def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
     lines = [
         f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
-        f"{'undecided':>9} {'ex/s':>8}"
+        f"{'undecided':>9} {'attained':>8} {'ex/s':>8}"
     ]
     for f in findings:
         ratio = f["worst_ratio"]
@@ -560,7 +562,7 @@ def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
             f"{f['examples']:>8} "
             f"{_shown(ratio):>14} "
             f"{('YES' if f['violated'] else 'no'):>8} "
-            f"{f['undecided']:>9} {f['examples_per_second'] or '-':>8}"
+            f"{f['undecided']:>9} {f.get('attained', 0):>8} {f['examples_per_second'] or '-':>8}"
         )
     if mutants:
         refuted = sum(bool(m["refuted"]) for m in mutants)

@@ -19,6 +19,7 @@ class VerdictRecord(TypedDict):
     dps: int
     holds: bool
     undecided: bool
+    attained: NotRequired[bool]  # measured = bound, proved exactly (absent from files written before it)
 
 
 class SearchRecord(TypedDict):
@@ -44,6 +45,7 @@ class FindingRecord(TypedDict):
     violated: bool
     violations: int
     undecided: int
+    attained: NotRequired[int]  # examples with measured = bound proved exactly (absent from files before it)
     filtered: NotRequired[int]  # draws an assumption rejected (absent from files written before it)
     verdict: VerdictRecord | None
     instance: dict[str, Any] | None

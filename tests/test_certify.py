@@ -386,8 +386,9 @@ def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
 # (family, the statement's forward in sltcheck.model.reference, rng seed, points)
 FIRST_ROW_CASES = [
     ("theorem11/d1-T2-L1/as-proven", "block", 5, 8),
-    ("theorem14/B2-d1-T2-block1/as-proven", "transformer", 9, 6),
-    ("theorem14/B2-d1-T2-block1/lipschitz-one", "transformer", 9, 6),
+    ("theorem11/d1-T2-H2-L1/as-proven", "block", 6, 6),
+    ("theorem14/B2-d1-T2/as-proven", "transformer", 9, 6),
+    ("theorem14/B2-d1-T2/lipschitz-one", "transformer", 9, 6),
 ]
 
 
@@ -452,7 +453,7 @@ def test_theorem14_lipschitz_one_family_is_a_certified_counterexample_that_repla
     from sltcheck.harness.serialise import decode_instance
     from sltcheck.statements import theorem14
 
-    entry = run(families()["theorem14/B2-d1-T2-block1/lipschitz-one"], tmp_path, rounds=20)
+    entry = run(families()["theorem14/B2-d1-T2/lipschitz-one"], tmp_path, rounds=20)
     assert entry["verdict"] == "counterexample"
     replay = entry["counterexample"]
     assert replay["certified_ratio"][0] > 1

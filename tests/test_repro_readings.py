@@ -52,6 +52,8 @@ def test_every_reading_is_in_the_table(small_readings: tuple[Path, int]) -> None
         assert "paper_inside" in row and "regime" in row and row["seconds"] >= 0
         assert [c["x"] for c in row["curve"]] == [4.0, 8.0, 12.0]
     assert document["complete"] and document["conclusion"]
+    per_run = {r["run"]: r["seconds"] for r in document["readings"]}
+    assert document["wall_seconds_all"] >= sum(per_run.values())
 
 
 def test_the_target_is_trained_once_and_shared(small_readings: tuple[Path, int]) -> None:
@@ -236,3 +238,7 @@ def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pyt
     assert partial["conclusion"].startswith("PARTIAL: 1 of 2 runs finished")
     monkeypatch.setattr(synthetic, "run", real)
     assert readings.run(config, tmp_path / "grid", progress=False)["complete"]
+
+
+def test_a_decay_under_the_small_rate_is_slow_not_exponential() -> None:
+    assert regime(WIDTHS, 0.4 * np.exp(-0.006 * WIDTHS))["regime"] == "slow decay"

@@ -13,6 +13,11 @@ it can, splits the others, and stops with one of three verdicts, each proved by 
 - ``undecided``: the budget ran out; the fraction of the family's volume proven (<= 1) and the best
   lower and upper bounds on the supremum say how far it got.
 
+Where a bound is attained (bound - measured exactly 0 on a set of the family), no quotient of
+enclosures rounded outward closes a box that touches that set; the family's :attr:`Family.arguments`
+(:mod:`sltcheck.certify.arguments`: its proof's chain term by term, exact rational arithmetic on
+linear pieces) prove such boxes <= 1 instead, and the volume each proves is recorded.
+
 A family's non-box assumptions (a perturbed token that must stay in the alpha-ball) are handled
 exactly: :attr:`Family.feasibility` says whether a box lies inside them, outside (dropped: it
 holds no instance) or straddles them (kept and split until decided; its enclosure covers a
@@ -30,10 +35,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sltcheck.certify.arguments import Argument
 from sltcheck.numerics.balls import Backend
 
 INSIDE, OUTSIDE, STRADDLES = "inside", "outside", "straddles"
 VERDICTS = ("held", "counterexample", "undecided")
+SPLITS = ("widest", "best")
 
 # (numerator, denominator): measured / bound = |numerator| / denominator, denominator > 0 (a family
 # may divide both sides by the same positive quantity, e.g. eps_max, to keep them from blurring).
@@ -60,6 +67,8 @@ class Family:
     ``search_fixed`` holds the fields (shape, mask, ...) that restrict the statement's worst-case search
     (:func:`sltcheck.harness.search.search_worst_case`, its ``fixed``) to the family's shape, so the
     branch-and-bound can seed its lower bound with the search's best instances itself.
+    ``arguments`` prove boxes whose quotient reaches above 1 (see :mod:`sltcheck.certify.arguments`);
+    the family's docstring says which it uses and why each is sound.
     """
 
     statement: str
@@ -77,6 +86,15 @@ class Family:
     expected: str | None = None
     known_supremum: float | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    arguments: tuple[Argument, ...] = ()
+    # how a box is halved: "widest" (its widest dimension relative to the family's, one enclosure per
+    # half) or "best" (every dimension's halves enclosed, the pair whose larger upper is least kept:
+    # dimensions times the cost, for families whose enclosure hardly depends on some dimensions)
+    split: str = "widest"
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
 
     @property
     def key(self) -> str:

@@ -7,6 +7,10 @@ family). A box is *closed* once its upper is <= 1 (proved: the statement holds o
 larger than (1 + tolerance) x the best lower bound found (it cannot raise the supremum's bracket
 by more than the tolerance); the others stay open, and the open box with the largest upper is
 split next, across its widest dimension (relative to the family's width in it).
+
+A box whose quotient reaches above 1 is handed to the family's arguments
+(:mod:`sltcheck.certify.arguments`); the first that proves bound - measured >= 0 on it sets its
+upper to 1 (the ratio is <= 1 there: nothing tighter is claimed) and is recorded as ``argument``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class BoxResult:
     choice: int  # the candidate that gave ``lower``
     point: tuple[float, ...]  # the midpoint
     state: str  # INSIDE, OUTSIDE or STRADDLES
+    argument: str | None = None  # the argument that proved the box (its upper is then 1)
 
 
 def ratio_upper(arith: Backend, pair: Ratio) -> float:
@@ -67,7 +72,9 @@ def point_ratio(arith: Backend, family: Family, point: Sequence[float]) -> tuple
     return lowers[best], best
 
 
-def evaluate_box(arith: Backend, family: Family, box: Box) -> BoxResult:
+def evaluate_box(arith: Backend, family: Family, box: Box, lower: bool = True) -> BoxResult:
+    """The box's upper (its argument where the quotient reaches above 1) and, with ``lower``, the
+    ratio at its midpoint (else -inf: a trial half of the "best" split needs only its upper)."""
     lows, highs = box
     values = _values(arith, family, lows, highs)
     state = _state(arith, family, values)
@@ -75,17 +82,35 @@ def evaluate_box(arith: Backend, family: Family, box: Box) -> BoxResult:
     if state == OUTSIDE:
         return BoxResult(-math.inf, -math.inf, 0, point, state)
     upper = max(ratio_upper(arith, pair) for pair in family.enclose(arith, values))
-    lower, choice = point_ratio(arith, family, point)
-    return BoxResult(upper, lower, choice, point, state)
+    argument = None
+    if upper > 1.0:
+        argument = argued(arith, family, values, lows, highs)
+        if argument is not None:
+            upper = 1.0
+    if not lower:
+        return BoxResult(upper, -math.inf, 0, point, state, argument)
+    low, choice = point_ratio(arith, family, point)
+    return BoxResult(upper, low, choice, point, state, argument)
 
 
-def evaluate_boxes(shared: tuple[str, str], boxes: list[Box]) -> list[BoxResult]:
-    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker)."""
+def argued(arith: Backend, family: Family, values: dict[str, Any], lows: Sequence[float],
+           highs: Sequence[float]) -> str | None:
+    """The name of the first of the family's arguments that proves the box <= 1, else None."""
+    ends = {d.name: (lo, hi) for d, lo, hi in zip(family.dimensions, lows, highs, strict=True)}
+    for argument in family.arguments:
+        if argument.proves(arith, values, ends):
+            return argument.name
+    return None
+
+
+def evaluate_boxes(shared: tuple[Any, ...], boxes: list[Box]) -> list[BoxResult]:
+    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker),
+    and optionally whether the midpoints' lower bounds are wanted (default: yes)."""
     from sltcheck.certify import families
 
-    key, backend_name = shared
+    key, backend_name, *rest = shared
     family, arith = families()[key], backend(backend_name)
-    return [evaluate_box(arith, family, box) for box in boxes]
+    return [evaluate_box(arith, family, box, lower=bool(rest[0]) if rest else True) for box in boxes]
 
 
 def root(family: Family) -> Box:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sltcheck.certify import Family
-from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, root, split
+from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, root, split
 from sltcheck.errors import StoredResultError
 from sltcheck.executors import Executor, InProcessExecutor
 from sltcheck.schema import SCHEMA_VERSION
@@ -59,7 +59,12 @@ class State:
     verdict: str | None = None  # set once decided (held with nothing open, or a counterexample)
     counterexample: dict[str, Any] | None = None
     best_source: str | None = None  # where the best lower bound came from (midpoint, snap, climb, a seed)
+    argued_volume: dict[str, float] = field(default_factory=dict)  # closed volume proved by each argument
     seeds: list[dict[str, Any]] = field(default_factory=list)  # every seed tried: source, ratio, in family
+
+
+# An open box: (-upper, seq, box, volume, the argument that proved it <= 1 or None).
+Item = tuple[float, int, Box, float, str | None]
 
 
 class Store:
@@ -102,7 +107,7 @@ class Store:
         return StoredResultError(f"box store {str(self.path)!r}: the family {key} {why}, so its proof cannot resume "
                                  "from it; move the store away (or give another --out) to start over")
 
-    def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[tuple[float, int, Box, float]]] | None:
+    def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[Item]] | None:
         from sltcheck.rundir import store_error
 
         try:
@@ -119,7 +124,10 @@ class Store:
         try:
             recorded_config = json.loads(config_text)
             state = State(**json.loads(state_text))
-            opened = [(-upper, seq, _decode(text), volume) for seq, text, upper, volume in rows]
+            opened: list[Item] = []
+            for seq, text, upper, volume in rows:
+                box, argument = _decode(text)
+                opened.append((-upper, seq, box, volume, argument))
         except (TypeError, ValueError, KeyError) as error:
             raise self._damaged(key, f"has rows that are not what sltcheck writes ({error})") from None
         if recorded_config != config:
@@ -145,11 +153,11 @@ class Store:
         return state, opened
 
     def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
-             added: list[tuple[int, Box, float, float]]) -> None:
+             added: list[tuple[int, Box, float, float, str | None]]) -> None:
         from sltcheck.rundir import store_error
 
         hashes = self._hashes.setdefault(key, {})
-        rows = [(key, s, json.dumps(b), u, v) for s, b, u, v in added]
+        rows = [(key, s, json.dumps([*b, a]), u, v) for s, b, u, v, a in added]
         for seq in removed:
             hashes.pop(seq, None)
         for _, seq, text, upper, volume in rows:
@@ -188,14 +196,15 @@ def _family_digest(previous: str, config_text: str, state_text: str, hashes: dic
     return hashlib.sha256(f"{previous}\n{config_text}\n{state_text}\n{boxes:064x}".encode()).hexdigest()
 
 
-def _decode(text: str) -> Box:
-    lows, highs = json.loads(text)
-    return tuple(lows), tuple(highs)
+def _decode(text: str) -> tuple[Box, str | None]:
+    lows, highs, argument = json.loads(text)
+    return (tuple(lows), tuple(highs)), argument
 
 
-def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box]) -> list[BoxResult]:
+def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
+              lower: bool = True) -> list[BoxResult]:
     tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
-    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name), tasks))
+    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name, lower), tasks))
     return [r for k, _ in tasks for r in found[k]]
 
 
@@ -217,10 +226,11 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     config = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "tolerance": tolerance,
               "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
               "search": {"seeds": list(SEARCH_SEEDS), "budget": SEARCH_BUDGET} if searching else None,
-              "climb": CLIMB_EVALUATIONS if climb else None}
+              "climb": CLIMB_EVALUATIONS if climb else None,
+              "arguments": [argument.name for argument in family.arguments], "split": family.split}
     deadline = time.perf_counter() + budget  # the seeding counts against the budget
     loaded = store.load(family.key, config)
-    heap: list[tuple[float, int, Box, float]]
+    heap: list[Item]
     if loaded is None:
         state, heap = State(), []
         began = time.perf_counter()
@@ -238,9 +248,10 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
         if first.state == "outside":
             state.outside_volume = 1.0
         else:
-            heap = [(-first.upper, 0, root(family), 1.0)]
+            heap = [(-first.upper, 0, root(family), 1.0, first.argument)]
         state.seq = 1
-        store.save(family.key, config, state, [], [(0, root(family), first.upper, 1.0)] if heap else [])
+        store.save(family.key, config, state, [],
+                   [(0, root(family), first.upper, 1.0, first.argument)] if heap else [])
     else:
         state, heap = loaded
         heapq.heapify(heap)
@@ -249,18 +260,17 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     last_row = -math.inf
     while (state.verdict is None and heap and time.perf_counter() < deadline
            and (rounds is None or state.rounds < rounds)):
-        popped: list[tuple[float, int, Box, float]] = []
+        popped: list[Item] = []
         removed: list[int] = []
         while heap and len(popped) < BATCH:
             item = heapq.heappop(heap)
             removed.append(item[1])
             if closable(-item[0], state.best_lower, tolerance):
-                _close(state, -item[0], item[3])
+                _close(state, -item[0], item[3], item[4])
             else:
                 popped.append(item)
-        children = [(child, item[3] / 2) for item in popped for child in split(family, item[2])]
-        results = _evaluate(executor, family.key, backend_name, [c for c, _ in children])
-        state.evaluated += len(results)
+        children, results = _children(executor, family, backend_name, popped)
+        state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
         before = state.best_lower
         for result in results:
             _take_lower(state, result, "midpoint")
@@ -273,10 +283,10 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
             if result.state == "outside":
                 state.outside_volume += volume
             elif closable(result.upper, state.best_lower, tolerance):
-                _close(state, result.upper, volume)
+                _close(state, result.upper, volume, result.argument)
             else:
-                added.append((state.seq, box, result.upper, volume))
-                heapq.heappush(heap, (-result.upper, state.seq, box, volume))
+                added.append((state.seq, box, result.upper, volume, result.argument))
+                heapq.heappush(heap, (-result.upper, state.seq, box, volume, result.argument))
                 state.seq += 1
         state.rounds += 1
         state.seconds = spent + time.perf_counter() - start
@@ -294,6 +304,25 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
                        f"sup in [{row[2]:.6g}, {row[3]:.6g}]  open {len(heap)}")
         store.save(family.key, config, state, removed, added)
     return summary(family, state, heap, backend_name, tolerance)
+
+
+def _children(executor: Executor, family: Family, backend_name: str,
+              popped: list[Item]) -> tuple[list[tuple[Box, float]], list[BoxResult]]:
+    """The popped boxes' halves and their results: across the widest dimension, or (``family.split``
+    "best") across the dimension whose larger half's upper is least (then the smaller half's), every
+    dimension's halves enclosed to choose (ties: the earlier dimension)."""
+    if family.split == "widest":
+        children = [(child, item[3] / 2) for item in popped for child in split(family, item[2])]
+        return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
+    axes = range(len(family.dimensions))
+    trials = [half for item in popped for axis in axes for half in halves(item[2], axis)]
+    found = _evaluate(executor, family.key, backend_name, trials, lower=False)  # the uppers decide
+    children = []
+    for index, item in enumerate(popped):
+        pairs = [(found[2 * (index * len(axes) + axis)], found[2 * (index * len(axes) + axis) + 1]) for axis in axes]
+        best = min(axes, key=lambda axis: sorted((pairs[axis][0].upper, pairs[axis][1].upper), reverse=True))
+        children += [(half, item[3] / 2) for half in halves(item[2], best)]
+    return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
 
 
 def _take_lower(state: State, result: BoxResult, source: str) -> None:
@@ -356,19 +385,31 @@ def _climb(family: Family, state: State, backend_name: str) -> None:
         state.best_source = "climb"
 
 
-def _close(state: State, upper: float, volume: float) -> None:
+def _close(state: State, upper: float, volume: float, argument: str | None) -> None:
     state.closed_upper = max(state.closed_upper, upper)
     state.closed_volume += volume
+    if argument is not None:
+        state.argued_volume[argument] = state.argued_volume.get(argument, 0.0) + volume
 
 
-def _proven(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
+def _proven(state: State, heap: list[Item]) -> float:
     """The fraction of the family's volume proved (closed, outside, or open with upper <= 1): 1 less
     the open boxes above 1 (summed exactly: a sum of the proved parts would drift in the last bits)."""
-    return max(0.0, 1.0 - math.fsum(v for u, _, _, v in heap if -u > 1.0))
+    return max(0.0, 1.0 - math.fsum(v for u, _, _, v, _ in heap if -u > 1.0))
 
 
-def _upper(state: State, heap: list[tuple[float, int, Box, float]]) -> float:
-    return max([state.closed_upper] + [-u for u, _, _, _ in heap])
+def _argued(state: State, heap: list[Item]) -> dict[str, float]:
+    """The fraction of the family's volume each argument proved (closed boxes, and open ones it
+    proved <= 1 that stay open only to narrow the bracket)."""
+    argued = dict(state.argued_volume)
+    for u, _, _, v, argument in heap:
+        if argument is not None and -u <= 1.0:
+            argued[argument] = argued.get(argument, 0.0) + v
+    return dict(sorted(argued.items()))
+
+
+def _upper(state: State, heap: list[Item]) -> float:
+    return max([state.closed_upper] + [-u for u, _, _, _, _ in heap])
 
 
 def _seed(family: Family, state: State, instance: dict[str, Any], source: str) -> None:
@@ -473,7 +514,7 @@ def _confirm_violation(family: Family, state: State, certified: Any) -> None:
         state.counterexample = _replay_entry(family, instance, ratio, f"branch-and-bound ({state.best_source})")
 
 
-def summary(family: Family, state: State, heap: list[tuple[float, int, Box, float]], backend_name: str,
+def summary(family: Family, state: State, heap: list[Item], backend_name: str,
             tolerance: float) -> dict[str, Any]:
     """The JSON entry of a family: verdict, bracket of the supremum, proven volume, speed."""
     from sltcheck import certified
@@ -500,6 +541,8 @@ def summary(family: Family, state: State, heap: list[tuple[float, int, Box, floa
         "verdict": verdict, "finished": state.verdict is not None,
         "sup_lower": finite(state.best_lower), "sup_upper": finite(upper),
         "proven_fraction": _proven(state, heap) if verdict != "counterexample" else None,
+        "arguments": [argument.name for argument in family.arguments],
+        "proved_by_argument": _argued(state, heap),
         "open_boxes": len(heap), "boxes": state.evaluated, "rounds": state.rounds,
         "seconds": round(state.seconds, 3),
         "boxes_per_second": round(state.evaluated / state.seconds, 1) if state.seconds > 0 else None,

@@ -75,7 +75,8 @@ class CertifyConfig:
 
 def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run (or resume) every family ``config`` selects; return what ``OUT/certified.json`` then holds
-    (this run's families and those an earlier run in the same directory finished). ``report``, if
+    (this run's families and those an earlier run in the same directory finished), with ``this_run``
+    (the keys of this run's families) and ``enclosed`` (where the boxes were enclosed). ``report``, if
     given, gets one line per progress step."""
     from sltcheck.certify.run import Store, certify_family
     from sltcheck.executors import InProcessExecutor, make_executor
@@ -87,6 +88,7 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
     entries: list[dict[str, Any]] = []
     with make_executor(config.workers, config.scheduler, config.cluster) as executor:
         executor.connect()  # an unreachable scheduler is refused before anything is written
+        where = "in one process" if isinstance(executor, InProcessExecutor) else f"on {executor.description}"
         if not isinstance(executor, InProcessExecutor) and report:
             report(f"boxes are enclosed on {executor.description}")
         out = ensure_writable_directory(config.out)
@@ -108,7 +110,8 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
             finally:
                 store.close()
             data = _write(out, entries, arith.name)
-    data["this_run"] = [entry["key"] for entry in entries]
+    data["this_run"] = [entry["key"] for entry in entries]  # (returned, not written: certified.json is as before)
+    data["enclosed"] = where
     return data
 
 

@@ -134,8 +134,8 @@ def finding_differences(entry: dict[str, Any], at: Verdict, replayed: Verdict) -
         differs("verdict.measured", _side_differs(recorded.get("measured"), at.measured, tolerance, at.dps))
         differs("verdict.bound", _side_differs(recorded.get("bound"), at.bound, tolerance, at.dps))
         differs("verdict.ratio", _ratio_differs(recorded.get("ratio"), at))
-        for flag in ("holds", "undecided"):
-            if recorded.get(flag) is not getattr(at, flag):
+        for flag in ("holds", "undecided", "attained"):  # attained: absent from files written before it
+            if (flag != "attained" or flag in recorded) and recorded.get(flag) is not getattr(at, flag):
                 found.append(f"verdict.{flag}: recorded {recorded.get(flag)!r}, re-decided {getattr(at, flag)!r}")
     if enclosure is not None:
         found += _enclosure_differs(enclosure, {"worst_ratio": entry.get("worst_ratio")}, replayed)
@@ -273,7 +273,8 @@ def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str
         at = verdict if digits == dps else evaluate(name, variant, instance, digits, None, path, f"{where}.instance")
         broken = violations(name, instance)
         replayed += 1
-        state = "VIOLATED" if verdict.violated else ("undecided" if verdict.undecided else "holds")
+        state = ("VIOLATED" if verdict.violated else "undecided" if verdict.undecided
+                 else "attained (measured = bound, exact)" if verdict.attained else "holds")
         LOG.info(
             "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
             f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from hypothesis import assume, example, given, note, target
@@ -35,6 +35,7 @@ class Record:
     variant: str
     examples: int = 0
     undecided: int = 0
+    attained: int = 0  # measured = bound, proved in exact arithmetic (counted as held, not undecided)
     filtered: int = 0  # draws rejected by an assumption (hypothesis.assume)
     violations: int = 0
     worst_ratio: float = float("-inf")
@@ -48,6 +49,7 @@ class Record:
         self.examples += 1
         self.ratios.append(verdict.ratio)
         self.undecided += int(verdict.undecided)
+        self.attained += int(verdict.attained)
         self.violations += int(verdict.violated)
         self.seconds += seconds
         # A violation always outranks a holding instance.
@@ -108,7 +110,23 @@ def evaluate(
     module = load(statement)
     rhs = bound if bound is not None else module.VARIANTS[variant]
     floor = module.noise_floor(instance, dps) if hasattr(module, "noise_floor") else 0
-    return decide(module.measured(instance, dps), rhs(instance, dps), dps, floor)
+    verdict = decide(module.measured(instance, dps), rhs(instance, dps), dps, floor)
+    return verdict if bound is not None else settle(statement, variant, instance, verdict)
+
+
+def settle(statement: str, variant: str, instance: Instance, verdict: Verdict) -> Verdict:
+    """An undecided verdict of a variant, decided where :mod:`sltcheck.certified` covers it: its
+    intervals, then exact arithmetic, where the two sides are equal as real numbers "attained"
+    (held with equality, proved). Otherwise (a mutant's bound, no enclosure, no exact value) it
+    stays undecided."""
+    from sltcheck import certified
+
+    if not verdict.undecided or variant not in certified.supported().get(statement, ()):
+        return verdict
+    outcome = certified.evaluate(statement, instance, variant)["outcome"]
+    if outcome == "undecided":
+        return verdict
+    return replace(verdict, holds=outcome != "violated", undecided=False, attained=outcome == "attained")
 
 
 def check_property(
@@ -163,7 +181,7 @@ def check_variants(
     verdicts: dict[str, Verdict] = {}
     for variant in variants:
         start = time.perf_counter()
-        verdict = decide(lhs, module.VARIANTS[variant](instance, dps), dps, floor)
+        verdict = settle(statement, variant, instance, decide(lhs, module.VARIANTS[variant](instance, dps), dps, floor))
         seconds = shared + time.perf_counter() - start
         verdicts[variant] = _judge(statement, variant, instance, verdict, seconds, dps, recorder)
     return verdicts
@@ -248,4 +266,5 @@ __all__ = [
     "check_variants",
     "evaluate",
     "property_test",
+    "settle",
 ]

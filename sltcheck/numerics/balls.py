@@ -292,6 +292,12 @@ def backend(name: str | None = None) -> Backend:
     """The backend called ``name`` ("arb" or "mpmath"); None: arb where python-flint imports, else mpmath."""
     if name is None:
         name = "arb" if arb_available() else "mpmath"
+    if name == "exact":  # exact values where they are kept, arb balls elsewhere (sltcheck.numerics.exact)
+        if not arb_available():
+            raise ValueError("backend 'exact' needs python-flint: pip install 'sltcheck[certify]'")
+        from sltcheck.numerics.exact import ExactBackend
+
+        return ExactBackend()
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {name!r}")
     if name == "arb":

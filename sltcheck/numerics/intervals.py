@@ -23,6 +23,10 @@ negative, :func:`square`); max of real values as the hull [max of lower ends, ma
 small |x| (no cancellation); in the chains of Theorems 9/11/14 it follows ``arithmetic.expm1``,
 which replaces exp(x) - 1 by a power of two above ``arithmetic.HUGE_EXPONENT`` (:func:`chain_expm1`).
 Integer powers are repeated products (:func:`power`: arb's ``**`` of a ball is NaN near 0).
+
+On the backend ``exact`` (:mod:`sltcheck.numerics.exact`) the helpers keep exact values where they
+can (a square, a square root of a rational, a maximum, ReLU, a uniform softmax row, the norm of a
+vector), so an instance made of rationals and square roots is evaluated exactly.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import mpmath
 import numpy as np
 from mpmath import iv
 
+from sltcheck.numerics import exact as exactly
 from sltcheck.numerics.arithmetic import HUGE_EXPONENT, VACUOUS_BITS
 from sltcheck.numerics.balls import Backend, backend
 
@@ -102,6 +107,15 @@ def interval_of(low: object, high: object) -> Any:
     return active().from_ends(low, high)
 
 
+def up_to(low: object, high: Any) -> Any:
+    """A number containing [low, high] for an mpf or float ``low`` and an enclosure ``high``: on the
+    backend ``exact``, ``high``'s exact value is kept as the exact upper end (measured <= bound is
+    then decided exactly from it)."""
+    if isinstance(high, exactly.Exact):
+        return exactly.up_to(low, high)
+    return interval_of(low, ends(high)[1])
+
+
 def as_interval(value: object) -> Any:
     """A number of the active backend: one of its numbers as it is, another backend's through its
     exact ends, a (low, high) pair as that interval, a number as a point."""
@@ -160,8 +174,16 @@ def ends(x: object) -> tuple[Any, Any]:
     return owner(x).ends(x)
 
 
+def _all_exact(values: Sequence[Any]) -> bool:
+    """Whether every value is a number of the backend ``exact`` (an exact value or a ball)."""
+    return bool(values) and all(isinstance(v, exactly.Exact) for v in values)
+
+
 def hull(values: Sequence[Any]) -> Any:
     """The smallest interval containing every interval of ``values``."""
+    if _all_exact(values) and values[0].value is not None and all(
+            v.value is not None and v.value.compare(values[0].value) == 0 for v in values):
+        return values[0]
     pairs = [ends(v) for v in values]
     return interval_of(min(p[0] for p in pairs), max(p[1] for p in pairs))
 
@@ -176,6 +198,8 @@ def hull_max(values: Sequence[Any]) -> Any:
     """An enclosure of max(x_1, ..., x_n) for intervals x_k: [max lower ends, max upper ends]."""
     if not values:
         raise ValueError("hull_max needs at least one interval")
+    if _all_exact(values):
+        return exactly.exact_max(list(values))
     if _all_arb(values):
         out = values[0]
         for v in values[1:]:
@@ -189,6 +213,8 @@ def hull_min(values: Sequence[Any]) -> Any:
     """An enclosure of min(x_1, ..., x_n): [min lower ends, min upper ends]."""
     if not values:
         raise ValueError("hull_min needs at least one interval")
+    if _all_exact(values):
+        return exactly.exact_max(list(values), largest=False)
     if _all_arb(values):
         out = values[0]
         for v in values[1:]:
@@ -201,6 +227,8 @@ def hull_min(values: Sequence[Any]) -> Any:
 def square(x: Any) -> Any:
     """x^2 from the ends of x, squared exactly: never below 0 (a ball's x * x can be: arb does not
     know the two factors are one number), [0, max end^2] for an interval straddling 0."""
+    if isinstance(x, exactly.Exact) and x.value is not None:
+        return x * x
     if _all_arb([x]):
         product = x * x
         if product >= 0:  # the whole ball: nothing to correct
@@ -226,6 +254,8 @@ def power(x: Any, exponent: int) -> Any:
 def sqrt(x: Any) -> Any:
     """sqrt of a number known to be >= 0 (a lower end below 0 by rounding is taken as 0), from the
     square roots of its two ends (increasing; a ball touching 0 would give NaN in arb)."""
+    if isinstance(x, exactly.Exact) and (root := exactly.exact_sqrt(x)) is not None:
+        return root
     if _all_arb([x]) and x > 0:  # the whole ball above 0: arb's sqrt is rigorous there
         return x.sqrt()
     lo, hi = ends(as_interval(x))
@@ -290,7 +320,7 @@ def expm1(x: Any) -> Any:
     as the subtraction cancels, |x| < 1)."""
     x = as_interval(x)
     current = active()
-    if current.name == "arb":
+    if current.name in ("arb", "exact"):
         return current.expm1(x)
     lo, hi = ends(x)
     size = max(abs(lo), abs(hi))
@@ -374,6 +404,10 @@ def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
         row, keep = logits[index], attended[index]
         if not keep.any():
             raise ValueError(f"mask row {index} attends to no token")
+        live = [x for x, k in zip(row, keep, strict=True) if k]
+        if _all_exact(live) and all(x.value is not None and x.value.compare(live[0].value) == 0 for x in live):
+            out[index] = [num(1) / len(live) if k else num(0) for k in keep]  # equal logits: uniform, exactly
+            continue
         lo, hi = ends(row[np.flatnonzero(keep)[0]])
         # any point gives the same real value; the logit itself where it is one (exp(0) = 1 exactly)
         shift = num(lo) if lo == hi else num((lo + hi) / 2)
@@ -399,6 +433,8 @@ def mha(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
 
 def relu(x: Any) -> Any:
     """max(0, x) of an interval: [max(0, lo), max(0, hi)] (needs no comparison to be decided)."""
+    if isinstance(x, exactly.Exact) and (positive := exactly.relu(x)) is not None:
+        return positive
     if _all_arb([x]):
         return x.max(active().number(0))
     lo, hi = ends(x)
@@ -497,6 +533,13 @@ def spectral_norm(matrix: np.ndarray) -> Any:
     entries = np.asarray(matrix, dtype=object)
     if entries.size == 0:
         return num(0)
+    if active().name == "exact":
+        entries = intervals(entries)
+        if all(x.value is not None for x in entries.flat):
+            if all(x.value.r == 0 for x in entries.flat):
+                return num(0)
+            if min(entries.shape[-2:]) == 1 and entries.ndim == 2:
+                return norm(entries.ravel())  # a vector's spectral norm is its Euclidean norm, exactly
     saved = flint.ctx.prec
     flint.ctx.prec = SPECTRAL_BITS
     try:

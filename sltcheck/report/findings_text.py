@@ -80,6 +80,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{_certified(f) or '-'} |"
             )
         lines.append("")
+    attained = [f"{f['statement']} `{f['variant']}` ({f['attained']} of {f.get('examples')})"
+                for f in findings if f.get("attained")]
+    if attained:
+        lines.append("Examples whose two sides are equal as real numbers, proved in exact arithmetic (held, with "
+                     f"equality: `attained`): {', '.join(attained)}.")
+        lines.append("")
     for kind in ("undecided", "not measured"):
         names = [f"{f['statement']} `{f['variant']}`" for f in findings if outcome(f) == kind]
         if names:

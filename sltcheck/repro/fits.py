@@ -157,7 +157,8 @@ def regime(widths: np.ndarray, means: np.ndarray) -> dict[str, object]:
     the last half's 95% interval, so that noise is never read as a plateau:
 
     - "exponential": the last half still decays (its rate's interval lies above 0) at a rate of at
-      least PLATEAU_SLOPE_FRACTION of the first half's;
+      least PLATEAU_SLOPE_FRACTION of the first half's and at least SMALL_RATE; "slow decay" where
+      that rate is under SMALL_RATE (a factor under 1.1 per ten widths);
     - the last half is flat (its rate's whole interval lies under max(PLATEAU_SLOPE_FRACTION x the
       first half's rate, SMALL_RATE)) at ``level`` (the geometric mean of its means): a "plateau"
       where the smallest width's mean lies above PLATEAU_FACTOR x level (``starts_at``: the first
@@ -178,7 +179,7 @@ def regime(widths: np.ndarray, means: np.ndarray) -> dict[str, object]:
     low, high = late.delta_interval or (late.delta, late.delta)
     level = float(np.exp(np.mean(np.log(means[half:]))))
     if low > 0 and late.delta >= PLATEAU_SLOPE_FRACTION * early.delta:
-        return {"regime": "exponential", **rates}
+        return {"regime": "exponential" if late.delta >= SMALL_RATE else "slow decay", **rates}
     if high >= small:
         return {"regime": "undetermined", "reason": f"the last half's decay rate lies in [{low:.3g}, {high:.3g}]",
                 **rates}

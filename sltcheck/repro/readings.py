@@ -145,7 +145,7 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
     fresh = not (directory / "config.json").exists()
     lock = DirectoryLock(directory, "repro readings")
     computed: list[Computed] = []
-    began = time.perf_counter()
+    invoked = time.perf_counter()
     try:
         bind_configuration(directory, json_safe(asdict(config)), versions())
         earlier = _earlier_wall_seconds(directory / "readings.json")
@@ -153,16 +153,16 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
         for index, (name, run_config) in enumerate(runs, 1):
             if progress:
                 print(f"reading {index}/{len(runs)}: {name}", flush=True)
-            began = time.perf_counter()
+            run_began = time.perf_counter()
             summary = synthetic.run(run_config, str(directory / "runs" / name), progress=progress,
                                     executor=executor, targets_cache=directory / "targets")
             with RunDirectory(directory / "runs" / name, asdict(run_config)) as stored:
                 records = [r for row in stored.records() for r in row["records"]]
             options = dict(zip(COMPUTED, _options_of(name, config.figure), strict=True))
-            computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - began))
+            computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - run_began))
             # after every run, so an interrupted grid still shows (as partial) what it finished
             document = readings_document(config, computed, planned=len(runs))
-            document["wall_seconds_all"] = earlier + time.perf_counter() - began
+            document["wall_seconds_all"] = earlier + time.perf_counter() - invoked
             write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
         figures.write_overlay(config.figure, [r for r in document["readings"] if r["curve"]], directory)
         return document

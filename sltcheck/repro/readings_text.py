@@ -87,6 +87,13 @@ def _fig4_conclusion(rows: list[dict[str, Any]]) -> list[str]:
     for r in (r for r in rows if r["regime"].get("regime") == "undetermined"):
         lines.append(f"Undetermined: {r['name']}: {r['regime'].get('reason', '')} (more sources or widths would "
                      "tell a plateau from a decay).")
+    for r in (r for r in rows if r["regime"].get("regime") == "slow decay"):
+        lines.append(f"Slow decay: {r['name']} still falls over the last half of the widths, at "
+                     f"{_rate(r['regime'], 'late')} per unit of width (under 0.01: less than a factor 1.1 per ten "
+                     f"widths), after {_rate(r['regime'], 'early')} over the first half; delta "
+                     f"{_interval(r, 'delta')}; mean error {_number(r['smallest_width']['mean'])} at "
+                     f"n = {r['smallest_width']['width']:g} to {_number(r['largest_width']['mean'])} at "
+                     f"n = {r['largest_width']['width']:g}.")
     for r in exponential:
         ratio = r["delta"] / PAPER_FIT["delta"] if isinstance(r.get("delta"), float) else None
         lines.append(f"Exponential to the widest width: {r['name']}, delta {_interval(r, 'delta')}"

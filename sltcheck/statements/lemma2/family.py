@@ -17,11 +17,18 @@ eps appears on neither side (1/2). What is removed, and why it loses no instance
 Both sides written for the family (not the statement's code path): the bound, sqrt(d1 d2) e with
 e = max_j max(|w_j - A_j|, |w_j - B_j|), by the exact distance ranges of
 :func:`sltcheck.statements.lemma7.family.distance_range`; v_j over an interval of w_j by the hull
-of w_j - s over the subset sums s whose nearest-point cells meet the interval. The ratio is <= 1
-(||y_+|| <= sqrt(2) max_j |v_j|, the lemma's own Cauchy-Schwarz step, which the enclosure uses as a
-cap: near W = 0 both sides vanish and no interval quotient is finite) and reaches 1 only where the
-two entries' errors are equal: a set of no area, so the proven area (the boxes whose quotient is
-< 1) grows with the budget but never reaches 100% exactly.
+of w_j - s over the subset sums s whose nearest-point cells meet the interval.
+
+The ratio is <= 1 and reaches 1 only where the two entries' errors are equal: the quotient of the
+two enclosures closes the boxes away from that set (and none near W = 0, where both sides vanish).
+The family's argument is **exact pieces** (:func:`sltcheck.certify.arguments.dominated`), the
+lemma's own Cauchy-Schwarz chain decided on each linear piece: with d_+, d_- the distances from w_j
+to the positive and negative parts' subset sums (continuous, piecewise linear, rational
+breakpoints), |v_j| = d_{sigma_j}(w_j), and where d_{sigma}(w_j) <= c max(d_+, d_-)(w_j) for both
+signs and both entries on the box (decided exactly at the range's ends and every breakpoint and
+crossing inside it; c the variant's factor), every candidate's measured side is
+sqrt(sum_j max(0, tau y_j)^2) <= c sqrt(E_1^2 + E_2^2) <= c sqrt(2) max_j E_j = bound. Sound for any
+c; the mutant ``bound-quartered`` is proved nowhere d_sigma > max(d_+, d_-) / 4.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio
+from sltcheck.certify.arguments import Argument, PiecewiseLinear, dominated, exact, ratio_enclosure
 from sltcheck.numerics.balls import Backend, backend, subset_sums
 from sltcheck.statements.lemma7.family import (
     D1,
@@ -43,9 +51,9 @@ from sltcheck.statements.lemma7.family import (
     N_PRIME,
     SLACK,
     SOURCE_SEEDS,
-    capped_ratio,
     disc_feasibility,
     distance_range,
+    exact_distance,
     source,
 )
 
@@ -124,10 +132,32 @@ def enclosure(seed: int, bound_factor: float) -> Callable[[Backend, dict[str, An
                 part = _positive_part(arith, y_lo, y_hi)
                 total = total + part * part
             measured = arith.sqrt(total)
-            out.append(capped_ratio(arith, (arith.lower(measured), arith.upper(measured)), bottom, bound_factor))
+            out.append((ratio_enclosure(arith, (arith.lower(measured), arith.upper(measured)), bottom),
+                        arith.point(1.0)))
         return out
 
     return enclose
+
+
+@functools.cache
+def exact_parts(seed: int, column: int) -> tuple[PiecewiseLinear, PiecewiseLinear, PiecewiseLinear]:
+    """(d_+, d_-, max(d_+, d_-)) of entry ``column``, exact."""
+    plus, minus = (exact_distance(seed, column, tuple(_units(seed, column, positive))) for positive in (True, False))
+    return plus, minus, plus.maximum(minus)
+
+
+def exact_pieces(seed: int, bound_factor: float) -> Argument:
+    """d_sigma <= c max(d_+, d_-) on the box's range of w_j, both signs and both entries, exactly."""
+    scale = exact(bound_factor)
+
+    def proves(arith: Backend, values: dict[str, Any], ends: dict[str, tuple[float, float]]) -> bool:
+        for j in range(D1):
+            plus, minus, error = exact_parts(seed, j)
+            if not all(dominated(part, error, scale, *ends[f"w{j + 1}"]) for part in (plus, minus)):
+                return False
+        return True
+
+    return Argument("exact pieces", proves)
 
 
 def instance_maker(seed: int) -> Callable[[dict[str, float], int], dict[str, Any]]:
@@ -167,9 +197,10 @@ FAMILIES = [
     Family(statement="lemma2", name=f"targets-2x1-n4-source{seed}", variant=variant,
            dimensions=tuple(Dimension(f"w{j + 1}", -1.0, 1.0) for j in range(D1)),
            enclose=enclosure(seed, factor), instance=instance_maker(seed), feasibility=disc_feasibility,
-           contains=contains_maker(seed),
+           contains=contains_maker(seed), arguments=(exact_pieces(seed, factor),),
            description=f"every 1 x 2 target W (||W|| <= 1) and input x (||x|| <= 1) at one fixed source "
                        f"(d1 = 2, d2 = 1, n = 4, seed {seed}); x removed by Cauchy-Schwarz; eps = 1/2",
-           expected=expected, notes={"source_seed": seed})
+           expected=expected, notes={"source_seed": seed},
+           known_supremum=1.0 if expected == "held" else None)  # attained where both entries' errors are equal
     for seed in SOURCE_SEEDS for variant, (factor, expected) in VARIANTS.items()
 ]

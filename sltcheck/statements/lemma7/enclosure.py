@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.numerics.intervals import ends, hull_max, interval_of, intervals, max_abs, num
+from sltcheck.numerics.intervals import ends, hull_max, intervals, max_abs, num, up_to
 
 
 def mask_error(W: np.ndarray, W1: np.ndarray, W2: np.ndarray, M1: np.ndarray, M2: np.ndarray) -> Any:
@@ -32,9 +32,10 @@ def measured(instance: dict[str, Any]) -> Any:
     from sltcheck.statements.lemma7 import _arrays, brute_force
 
     W, W1, W2 = _arrays(instance)
-    upper = ends(mask_error(W, W1, W2, *brute_force.best_masks(W, W1, W2)))[1]
+    best = mask_error(W, W1, W2, *brute_force.best_masks(W, W1, W2))
+    upper = ends(best)[1]
     lower = min(ends(num(brute_force.best_error_lower_bound(W, W1, W2)))[0], upper)
-    return interval_of(lower, upper)
+    return up_to(lower, best)
 
 
 def construction(instance: dict[str, Any]) -> Any:
