@@ -68,7 +68,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-climb", action="store_true",
                         help="no local climb of the lower bound after each rise of it")
     parser.add_argument("--readme", metavar="FILE", type=readme(README_START, README_END),
-                        help="rewrite the generated section of this README (between its certify markers) with "
+                        help="rewrite the generated section of this file (between its certify markers; "
+                             "docs/results/certify.md) with "
                              "the table of this run's families")
     parser.add_argument("--list", action="store_true", help="list the families and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -29,7 +29,7 @@ MAX_REPLAY_DPS = 10_000
 def register(cli: Any) -> None:
     cli.command("check", "check the paper's statements as properties; write findings.json", run,
                 arguments=_arguments)
-    cli.command("findings", "write the README's 'What the checks found' from a findings.json", run_findings,
+    cli.command("findings", "write the findings page (docs/results/findings.md) from a findings.json", run_findings,
                 arguments=_findings_arguments)
 
 
@@ -76,7 +76,8 @@ def _findings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="source", required=True, metavar="FILE", type=INPUT_FILE,
                         help="a findings.json of sltcheck check")
     parser.add_argument("--readme", metavar="FILE", type=readme(START, END),
-                        help="rewrite the generated section of this README (else print)")
+                        help="rewrite the generated section of this file between its markers, e.g. "
+                             "docs/results/findings.md (else print)")
 
 
 def run(args: argparse.Namespace) -> int:

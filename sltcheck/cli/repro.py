@@ -95,7 +95,7 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
     }
     for figure, help_text in helps.items():
         cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
-    cli.command("readme", "write the README's reproduction section from run directories", _readme,
+    cli.command("readme", "write the paper-beside-sltcheck page (docs/results/paper.md) from run directories", _readme,
                 group="repro", arguments=_readme_arguments)
     cli.command("readings", "Figure 4, 5 or 6 under a grid of readings of the paper, side by side "
                 "(readings.json, a plot of every reading, a conclusion)", _readings, group="repro",
@@ -123,7 +123,8 @@ def _readme_arguments(parser: argparse.ArgumentParser) -> None:
                                        "a run directory with summary.json, readings.json or results.json", "{}\n"),
                         help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
     parser.add_argument("--readme", default=None, type=readme(START, END),
-                        help="README to rewrite between its repro markers (default: print the section)")
+                        help="the file to rewrite between its repro markers, e.g. docs/results/paper.md "
+                             "(default: print the section)")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,9 +1,9 @@
-"""The README's "What the checks found", written from a findings.json (never by hand).
+"""The findings page (``docs/results/findings.md``), written from a findings.json (never by hand).
 
 ``render(data)`` turns the findings of ``sltcheck check`` into Markdown: violations first
 (with the command that replays them), then the worst ratio of every variant that held,
 the mutants and the search-power table. ``rewrite(readme, text)`` replaces what stands
-between ``START`` and ``END`` in the README.
+between ``START`` and ``END`` of that page (any file holding both markers).
 """
 
 from __future__ import annotations

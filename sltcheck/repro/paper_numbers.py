@@ -1,6 +1,6 @@
 """What the paper reports for Figures 4-8, as data, each entry with where the paper says it.
 
-The README's reproduction section (``sltcheck repro readme``) prints these beside sltcheck's
+The paper-beside-sltcheck page (``sltcheck repro readme``, ``docs/results/paper.md``) prints these beside sltcheck's
 numbers. The figures are images that the text in ``shared/paper/`` does not hold, so nothing
 here is read off a plot: a quantity that only a plot shows is ``NOT_IN_TEXT``. Each entry cites
 the full paper by section (Section 4.2's paragraphs by their titles) or appendix, or the workshop
