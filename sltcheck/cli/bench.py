@@ -358,7 +358,7 @@ def register(cli: Any) -> None:
     parser.add_argument("--seed", type=SEED, default=0, help="seed of the instances (default 0)")
     parser.add_argument("--solvers", type=Names(SOLVERS), default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
-    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a README with the marker lines of a "
+    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a page with the marker lines of a "
                                                   "bench section", f"{README_START}\n{README_END}\n"), default=None,
                         help=f"rewrite the section between {README_START!r} and {README_END!r} (for --distribution "
                              "NAME other than uniform: '<!-- sltcheck bench solvers --distribution NAME: start -->' "

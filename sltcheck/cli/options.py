@@ -326,7 +326,7 @@ SCHEDULER = SchedulerAddress()
 
 
 def readme(start: str, end: str) -> InputPath:
-    """A README holding both markers of the section a command rewrites."""
+    """A page (the README or a docs/results/ file) holding both markers of the section a command rewrites."""
 
     def has_markers(path: Path) -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -334,7 +334,8 @@ def readme(start: str, end: str) -> InputPath:
         if missing:
             raise ValueError(f"lacks the marker line {missing[0]!r} of the section it would rewrite")
 
-    return InputPath("file", has_markers, f"a README with the lines {start!r} and {end!r}", f"{start}\n{end}\n")
+    return InputPath("file", has_markers, f"a page (README or docs/results/*.md) with the lines {start!r} and {end!r}",
+                     f"{start}\n{end}\n")
 
 
 DEFAULT_FOR: dict[Any, Callable[[], Validator]] = {
