@@ -8,6 +8,7 @@ literals or listed in ``nitpick_ignore_regex`` below), the tutorial notebook run
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -152,12 +153,14 @@ def _skip_shadowed(app: Any, what: str, name: str, obj: object, skip: bool, opti
 
 
 def _escape_bars(line: str) -> str:
-    """``|x|`` and ``||x||`` (absolute values and norms, as the docstrings write them) as text, not as
-    reStructuredText substitutions; inline literals are left as they are."""
+    """Plain-text formulas as text, not reStructuredText: ``|x|`` and ``||x||`` (absolute values and norms)
+    are no substitutions, ``d_+`` no reference, a lone ``*`` (``+, -, *, /``) no emphasis. Inline literals are
+    left as they are."""
     parts = line.split("``")
     for index in range(0, len(parts), 2):  # outside ``...``
-        if index + 1 < len(parts) or len(parts) % 2 == 1:
-            parts[index] = parts[index].replace("|", "\\|")
+        text = parts[index].replace("|", "\\|")
+        text = re.sub(r"(?<=\w)_(?=[^\w{`]|$)", r"\\_", text)
+        parts[index] = re.sub(r"(?<=[\s(,])\*(?=[\s,)]|$)", r"\\*", text)
     return "``".join(parts)
 
 
