@@ -4,8 +4,8 @@ One property per variant: every instance the strategy draws must satisfy measure
 holds, one is an expected failure, so they stay apart).
 The statement as printed (``as-stated``, without the factor 2 its proof ends with) is
 false: its property is an expected failure, with the counterexample the worst-case search
-found pinned by @example, with the largest one known (ratio 1.0402 at T = 5, found by
-benchmarks/independent_search.py; see the docstring of sltcheck/statements/lemma13).
+found pinned by @example, with the largest one known (ratio 1.0416665 at T = 38, within 2e-7 of the
+proved supremum 25/24; see the docstring of sltcheck/statements/lemma13).
 """
 
 import pytest

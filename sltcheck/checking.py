@@ -15,7 +15,9 @@ violated, violations, undecided, attained (examples whose sides are equal, prove
 arithmetic: held, not undecided), filtered, the worst instance as exact JSON with floats as
 ``float.hex``, seed, examples_per_second, and the search: its ratio, evaluations, seconds, shape and,
 for a violation, the replay at twice the digits and the interval outcome); and, per statement, the
-mutants refuted with their counterexamples (:class:`~sltcheck.records.MutantRecord`).
+mutants refuted with their counterexamples (:class:`~sltcheck.records.MutantRecord`); once the run is
+complete, ``repaired_constants`` (:mod:`sltcheck.repaired`: per false or loose variant, the smallest
+constant c with measured <= c x bound, its lower end certified on the run's worst instance).
 """
 
 from __future__ import annotations
@@ -538,6 +540,10 @@ def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple
     state["complete"] = all(planned in state["done"] for planned in state["planned"])
     if not state["slack"]:
         state["slack"] = _slack_rows(slack_names)
+    if state["complete"] and "repaired_constants" not in state:
+        from sltcheck import repaired
+
+        state["repaired_constants"] = repaired.table([dict(f) for f in state["findings"]])
     write_json_atomic(out / "findings.json", seal(json_safe(state)))
 
 

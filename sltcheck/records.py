@@ -101,6 +101,9 @@ class _FindingsOptional(TypedDict, total=False):
     # sltcheck/pruning/allocation.py and probability.py: "allocation", "frequencies", "width_slack", "C_trend"
     probability: dict[str, Any]
     digest: str  # sltcheck.jsonfiles.seal (absent from files written before it)
+    # sltcheck/repaired.py: per false or loose variant, the smallest constant c of measured <= c x bound
+    # (statement, variant, constant, exact, attained, lower: the run's certified instance, upper: its kind)
+    repaired_constants: list[dict[str, Any]]
 
 
 class FindingsFile(_FindingsOptional):

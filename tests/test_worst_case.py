@@ -187,7 +187,9 @@ def test_bad_inputs(bad):
 
 def test_slack_table():
     rows = worst_case.slack_table(searched=False)
-    assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "theorem9", "theorem11", "theorem14"}
+    assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "lemma12", "lemma13", "theorem9", "theorem11",
+                                              "theorem14"}
+    assert {r["params"]["d1"] for r in rows if r["statement"] in ("lemma12", "lemma13")} == {1}  # no search
     assert all(r["slack"] >= 1 - 1e-12 for r in rows)
     assert all(r["slack_range"] is None or r["slack_range"][0] <= r["slack_range"][1] for r in rows)
 
@@ -201,3 +203,123 @@ def test_report_renders_slack_table():
     html = report.render(built)
     assert "Slack factors" in html and "closed-form" in html and "bracket" in html
     assert "Slack factors" not in report.render(report.build({"findings": [], "synthetic": [], "lm": []}))
+
+
+# --- Lemmas 12 and 13 at d1 = 1, Theorem 14's chain: the closed forms of issue 32 -----------------------
+
+
+def _lipschitz_d1(rng: np.random.Generator, L: int = 0) -> dict:
+    """A random admissible Lemma 12 (L = 0) or 13 (L = 1) instance at d1 = d2 = 1: any T <= 8, heads, d_K,
+    tokens, steps, weights, eps_max from 1e-6 to 0.3, full or causal mask."""
+    from sltcheck.statements.lemma12.family import perturbed
+
+    T, H, dK = int(rng.integers(2, 9)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    alpha, eps = float(rng.uniform(1.0, 2.5)), float(10 ** rng.uniform(-6, np.log10(0.3)))
+    x = alpha * rng.choice((-1.0, 1.0), T) * np.where(rng.random(T) < 0.7, 1.0, rng.random(T))
+    xp = [perturbed(v, eps * s, eps, alpha) for v, s in zip(x * (1 - 2**-40), rng.uniform(-1, 1, T), strict=True)]
+
+    def unit(rows: int, cols: int) -> np.ndarray:
+        w = rng.normal(size=(H, rows, cols))
+        return w / np.linalg.norm(w, 2, axis=(1, 2), keepdims=True) * (1 - 2**-40)
+
+    mask = np.ones((T, T), dtype=np.int8) if rng.random() < 0.5 else np.tril(np.ones((T, T), dtype=np.int8))
+    out = {"alpha": alpha, "d1": 1, "d2": 1, "X": (x * (1 - 2**-40)).reshape(T, 1),
+           "X_perturbed": np.reshape(xp, (T, 1)), "mask": mask, "W_Q": unit(1, dK), "W_K": unit(1, dK),
+           "W_V": unit(1, 1), "W_O": unit(1, 1), "eps_max": eps}
+    if L:
+        out["fc_layers"] = (np.full((1, 1), rng.uniform(-1, 1)),)
+    return out
+
+
+@pytest.mark.parametrize("statement", ["lemma12", "lemma13"])
+def test_the_d1_closed_form_bounds_every_instance_at_every_eps(statement):
+    """Proved in worst_case.py (the mean-value argument): measured <= H eps phi(alpha^2 / sqrt d_K) (Lemma 12),
+    2 eps (H phi + 1) (Lemma 13), at every eps_max; checked at 40 digits on random d1 = 1 instances."""
+    from sltcheck.assumptions import violations
+    from sltcheck.statements import lemma12, lemma13
+    from sltcheck.statements.lemma12.lipschitz import supremum_bound
+
+    rng = np.random.default_rng(32)
+    module = lemma13 if statement == "lemma13" else lemma12
+    for _ in range(40):
+        instance = _lipschitz_d1(rng, L=1 if statement == "lemma13" else 0)
+        assert not violations(statement, instance)
+        assert module.measured(instance, 40) <= supremum_bound(instance, 40, with_block=statement == "lemma13")
+
+
+def test_phi_is_the_first_order_supremum():
+    """phi(t) = max(1 + t, 2 t + 1/(8 t)): no distribution of token values beats it (a random search over
+    the first-order quantity f of the proof's step 1), and the two-point extremal attains it."""
+    from sltcheck.statements.lemma12.worst_case import BRANCH, phi
+
+    rng = np.random.default_rng(7)
+
+    def f(p, y, u, q, theta):  # the proof's step 1: query q among the values y (weights p), directions u
+        c, m = theta * y[q], p @ y
+        return p @ (u * (1 + c * (y - m))) + theta * u[q] * (p @ (y - m) ** 2)
+
+    for t in (0.3, BRANCH, 1.0, 2.0, 5.0):
+        best = 0.0
+        for _ in range(3000):
+            k = int(rng.integers(2, 5))
+            p = rng.dirichlet(np.ones(k) * rng.choice((0.3, 1.0, 5.0)))
+            y, u = rng.choice((-1.0, 1.0, 0.0), k) * rng.choice((1.0, rng.random()), k), rng.choice((-1.0, 1.0), k)
+            best = max(best, abs(f(p, y, u, int(rng.integers(k)), t * rng.choice((1.0, -1.0, rng.random())))))
+        assert best <= phi(t) * (1 + 1e-12)
+        P = 0.5 + 1 / (8 * t) if t >= BRANCH else 0.5  # the extremal: values +-1, attention P on +1
+        u = np.array([1.0, -1.0]) if t >= BRANCH else np.array([1.0, 1.0])
+        assert abs(f(np.array([P, 1 - P]), np.array([1.0, -1.0]), u, 0, t)) == pytest.approx(phi(t), rel=1e-12)
+
+
+def test_the_suprema_of_the_ratios():
+    from sltcheck.statements.lemma12 import worst_case as w12
+    from sltcheck.statements.lemma13 import worst_case as w13
+
+    alphas = np.linspace(1.0, 30.0, 300)
+    r12 = [w12.ratio_supremum(float(a)) for a in alphas]
+    assert np.all(np.diff(r12) > 0) and r12[0] == pytest.approx(17 / 40) and max(r12) < w12.SUPREMUM
+    assert w12.SUPREMUM - r12[-1] < 1 / (8 * 30.0**2)  # 1/2 - O(1/alpha^2)
+    r13 = [w13.ratio_supremum(float(a)) for a in alphas]
+    assert np.all(np.diff(r13) < 0) and r13[0] == pytest.approx(25 / 24) and min(r13) > 1
+    assert w13.ratio_supremum(1.0, H=2) == pytest.approx(0.875) and w13.ratio_supremum(30.0, H=2) < 1
+    assert w12.ratio_supremum(1.0, d_key=10**6, key_scaled=True) > 0.99  # key-scaled: -> 1 as d_K grows
+
+
+@pytest.mark.parametrize(("statement", "variant", "supremum"), [("lemma13", "as-stated", 25 / 24),
+                                                               ("lemma13", "as-proven", 25 / 48),
+                                                               ("lemma12", "as-stated", 17 / 40)])
+def test_the_extremal_family_approaches_the_supremum_from_below(statement, variant, supremum):
+    """7 of 38 tokens at +alpha (the fraction nearest 5 / (3 e^2 + 5)), alpha = 1: below the supremum at every
+    eps_max, within 1e-6 of it at eps_max = 1e-8 (decided at 50 digits)."""
+    from sltcheck.assumptions import violations
+    from sltcheck.harness import evaluate
+    from sltcheck.statements.lemma12.worst_case import closest_count, two_value_instance
+
+    assert closest_count(1.0) == (7, 38)
+    ratios = []
+    for eps in (1e-2, 1e-5, 1e-8):
+        instance = two_value_instance(7, 38, 1.0, eps, L=1 if statement == "lemma13" else 0)
+        assert not violations(statement, instance)
+        ratios.append(evaluate(statement, variant, instance, dps=50).ratio)
+    assert all(r < supremum for r in ratios) and ratios == sorted(ratios)
+    assert ratios[-1] > supremum * (1 - 1e-6)
+
+
+def test_theorem14s_chain_is_tight_but_never_attained():
+    """worst_case.tight_instance: measured / the as-proven chain below 1 and tending to 1 as the last block's
+    source error grows (at 60 digits, and the docstring's closed form); with block 1's error below beta_2 the
+    limit is (beta_2 + Delta_2) / (2 beta_2) instead."""
+    from sltcheck.assumptions import violations
+    from sltcheck.harness import evaluate
+    from sltcheck.statements.theorem14 import worst_case as w14
+
+    previous = 0.0
+    for e_last in (1e28, 1e32, 1e40):
+        instance = w14.tight_instance(1.0, 2.0, e_last)
+        assert not violations("theorem14", instance)
+        ratio = evaluate("theorem14", "as-proven", instance, dps=60).ratio
+        assert previous < ratio < 1 and ratio == pytest.approx(w14.tight_ratio(1.0, 2.0, e_last), rel=1e-12)
+        previous = ratio
+    assert previous > 1 - 1e-12
+    short = evaluate("theorem14", "as-proven", w14.tight_instance(1.0, 1.0, 1e40), dps=60).ratio
+    assert short == pytest.approx((4 + 2) / 8, rel=1e-9)

@@ -5,6 +5,8 @@ with its exact gradient. Imports torch: only the differentiable modules import t
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from sltcheck.harness.strategies import INSIDE
@@ -42,6 +44,22 @@ def tensor(value: object) -> torch.Tensor:
 
 
 
+def log_multiplicity(fields: dict[str, object]) -> torch.Tensor | None:
+    """log n_k of the tokens' multiplicities where the fields carry them (the search's weighted
+    instances, :mod:`sltcheck.harness.sequence`), else None (every token once)."""
+    value = fields.get("multiplicity")
+    return None if value is None else torch.log(tensor(value))
+
+
+def attention_weights(
+    logits: torch.Tensor, attends: torch.Tensor, log_counts: torch.Tensor | None = None
+) -> torch.Tensor:
+    """sigma(l_i; a_i) along the last axis, token k counted n_k times (``log_counts`` = log n, or None):
+    n_k a_k e^{l_k} / sum_j n_j a_j e^{l_j}."""
+    masked = logits.masked_fill(~attends, -math.inf)
+    return torch.softmax(masked if log_counts is None else masked + log_counts, dim=-1)
+
+
 def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tensor:
     """F(u) = W_L ReLU(... ReLU(W_1 u)) on row-stored u."""
     for index, W in enumerate(layers):
@@ -51,4 +69,5 @@ def feedforward(layers: tuple[torch.Tensor, ...], u: torch.Tensor) -> torch.Tens
     return u
 
 
-__all__ = ["feedforward", "into_unit_ball", "shrink_rows", "spectral_norm", "tensor"]
+__all__ = ["attention_weights", "feedforward", "into_unit_ball", "log_multiplicity", "shrink_rows", "spectral_norm",
+           "tensor"]

@@ -4,22 +4,29 @@
 edge mutants, the search-power benchmark). For one statement and variant it
 
 1. enumerates the small discrete shapes (d1, d2, d_K, d_V, H, T, L, B, ...) from the
-   smallest up (the instance module's ``shapes()``);
+   smallest up (the instance module's ``shapes()``), each group of shapes that differ only in T
+   followed by its *structured* shapes where the module declares its sequence structure
+   (:mod:`sltcheck.harness.sequence`: k distinct tokens with continuous fractions, realised up to
+   64 tokens);
 2. draws starts at each shape, boundary starts first (``start(shape, rng, on_boundary=True)``:
    alpha at sqrt(max(d1, d2)), tokens on the alpha-sphere, weights of spectral norm 1 in
    sign patterns, perturbations at full length, eps tiny and largest), then random ones;
 3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64 over every
-   continuous field in ``FREE``, alpha and eps_max included), every trial point mapped through
-   the module's ``project`` so the assumptions hold at every evaluated point: all a short way,
-   the best quarter to convergence, then a few basin-hopping jumps from the best point.
+   continuous field in ``FREE``, alpha and eps_max included, a structured shape's fractions too),
+   every trial point mapped through the module's ``project`` so the assumptions hold at every
+   evaluated point: all a short way, the best quarter to convergence, then a few basin-hopping
+   jumps from the best point; a share of the climbs (``STRUCTURED_SHARE``) goes to structured shapes.
    Gradients are exact (torch autograd through a torch version of the projection,
    :mod:`sltcheck.harness.gradients`) where the statement has a ``differentiable.py`` covering
    the bound and torch imports; then more starts climb (``Budget.gradient_climbs``), spread over
-   more shapes. Otherwise forward finite differences. Every point a climb returns is projected
-   and evaluated by the statement's numpy code, whichever backend steered it;
+   more shapes. Otherwise forward finite differences. A module may hold fields relative to others
+   in the climbs (``RELATIVE``, e.g. tokens in units of alpha) and bound its scalar fields
+   (``limits``). Every point a climb returns is projected, realised (a structured shape's weighted
+   instance as the sequence it stands for) and evaluated by the statement's numpy code, whichever
+   backend steered it;
 4. polishes the best derivative-free (Powell);
-5. decides the best in mpmath; a violation is replayed at twice the digits and, where
-   :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
+5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
+   where :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
 
 The budget per profile is ``BUDGETS`` (documented in ``docs/explanation/search.md``).
 """
@@ -30,12 +37,14 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 
 import numpy as np
 from scipy import optimize
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import gradients as gradient_backends
+from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
@@ -171,6 +180,10 @@ FLOAT_AGREEMENT = 1e-6
 # With exact gradients, at most 1/GRADIENT_SPREAD of the climbs start from one shape.
 GRADIENT_SPREAD = 8
 
+# The share of the climbs that goes to structured shapes (k distinct tokens with fractions), where
+# the search has some (sltcheck.harness.sequence).
+STRUCTURED_SHARE = 0.25
+
 # Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
 HOP = 0.3
 
@@ -227,7 +240,7 @@ def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: s
         budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
     climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
-    shapes = min(budget.shapes, len(list(module.shapes())))
+    shapes = min(budget.shapes, len(sequence.shapes(module)))
     return (shapes * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
             + max(1, climbs // 3) * short + budget.polish_evaluations)
 
@@ -263,7 +276,17 @@ def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
     return out
 
 
-def _matches(shape: Mapping[str, int], fixed: Mapping[str, object]) -> bool:
+def _matches(shape: Mapping[str, int], fixed: Mapping[str, object], module: ModuleType | None = None) -> bool:
+    """Whether ``shape`` has the sizes ``fixed`` holds. A structured shape (k distinct tokens,
+    :mod:`sltcheck.harness.sequence`) is no sequence of a fixed length, nor of fixed tokens or mask."""
+    if "atoms" in fixed and not sequence.structured(shape):
+        return False
+    if sequence.structured(shape):
+        found = sequence.structure(module) if module is not None else None
+        held = {"T", *(found.token_axes if found else ()), *((found.mask,) if found else ())}
+        if held & set(fixed) and fixed.get("atoms") != shape["atoms"]:
+            return False
+        return all(shape[k] == fixed[k] for k in shape if k in fixed and k != "T")
     return all(shape[k] == fixed[k] for k in shape if k in fixed)
 
 
@@ -318,75 +341,86 @@ def search_worst_case(
     use = named is not None and budget.gradient_climbs > 0
     torch_side = gradient_backends.differentiable(statement, named, gradients) if use and named else None
 
-    def ratio_and_gradient(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> tuple[float, np.ndarray]:
+    def ratio_and_gradient(space: sequence.Space, template: Instance, vector: np.ndarray) -> tuple[float, np.ndarray]:
         nonlocal count
         count += 1
         if progress is not None:
             progress()
         assert torch_side is not None and named is not None
-        return gradient_backends.value_and_gradient(torch_side, named, template, free, vector)
+        return gradient_backends.value_and_gradient(space.torch_side(torch_side), named, template, space.free, vector)
 
     exact = ratio_and_gradient if torch_side is not None else None
     if torch_side is not None:
         budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
-    shapes = [shape for shape in module.shapes() if _matches(shape, fixed)][: budget.shapes]
+    shapes = [shape for shape in sequence.shapes(module) if _matches(shape, fixed, module)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
-    scored = _starts(module, shapes, budget, rng, fixed, ratio_of)
-    free = tuple(key for key in module.FREE if key not in fixed)
+    spaces = [sequence.space(module, shape, fixed) for shape in shapes]
+
+    def settled(index: int, point: Instance) -> tuple[float, int, Instance]:
+        """A point as the search keeps it: its realised instance's ratio, its shape, the point."""
+        return ratio_of(spaces[index].realise(point)), index, point
+
+    scored = _starts(spaces, budget, rng, fixed, settled)
+    reserved = frozenset(index for index, shape in enumerate(shapes) if sequence.structured(shape))
     climbs, climb_evaluations = budget.climbing(exact is not None)
     short = max(50, climb_evaluations // 4)
     # Every chosen start climbs a short way; the best quarter climbs on to convergence.
     # Exact gradients make climbs cheap: they are spread over more shapes (a start's ratio says
     # little about its basin, and the worst shape is not known in advance).
     spread = GRADIENT_SPREAD if exact is not None else 2
-    climbed = [(ratio, index, point) for _, index, start in _choose(scored, climbs, spread)
-               for point, ratio in [_climb(module, free, start, ratio_of, short, exact)]]
+    climbed = [settled(index, _climb(spaces[index], start, ratio_of, short, exact))
+               for _, index, start in _choose(scored, climbs, spread, reserved)]
     climbed.sort(key=_rank)
-    for _, index, start in climbed[: max(1, len(climbed) // 4)]:
-        point, ratio = _climb(module, free, start, ratio_of, climb_evaluations, exact)
-        climbed.append((ratio, index, point))
+    for _, index, start in _choose(climbed, max(1, len(climbed) // 4), 1, reserved):
+        climbed.append(settled(index, _climb(spaces[index], start, ratio_of, climb_evaluations, exact)))
     best_ratio, best_index, best = scored[0]
     trail = []
     for ratio, index, point in climbed:
-        if ratio > best_ratio and admissible(point):
+        if ratio > best_ratio and admissible(spaces[index].realise(point)):
             best_ratio, best_index, best = ratio, index, point
         trail.append(best_ratio)
     # Basin hopping: jump from the best point (every free value moved by up to HOP of its
     # scale, at least HOP / 10) and climb again; a better point replaces the best.
     for _ in range(max(1, climbs // 3)):
-        x = _flatten(best, free)
+        space = spaces[best_index]
+        x = _flatten(best, space.free)
         jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
-        point, ratio = _climb(module, free, module.project(_unflatten(best, free, jump)), ratio_of, short, exact)
-        if ratio > best_ratio and admissible(point):
+        ratio, _, point = settled(best_index, _climb(space, space.project(_unflatten(best, space.free, jump)),
+                                                     ratio_of, short, exact))
+        if ratio > best_ratio and admissible(space.realise(point)):
             best_ratio, best = ratio, point
         trail.append(best_ratio)
-    polished = _polish(module, free, best, ratio_of, budget.polish_evaluations)
-    if polished is not None and polished[1] > best_ratio and admissible(polished[0]):
-        best_ratio, best = polished[1], polished[0]
-    verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
+    polished = _polish(spaces[best_index], best, ratio_of, budget.polish_evaluations)
+    if polished is not None:
+        ratio, _, point = settled(best_index, polished)
+        if ratio > best_ratio and admissible(spaces[best_index].realise(point)):
+            best_ratio, best = ratio, point
+    verdict = evaluate(statement, variant, spaces[best_index].realise(best), dps=dps, bound=bound)
     # A float64 ratio can come from rounding noise (a bound exactly zero in mpmath, a measured
     # side that is noise) or from cancellation that float64 cannot resolve: such points are not
     # worst cases, so the next best climbed points are decided instead, and the largest ratio
     # decided in mpmath is kept.
     decided = (verdict, best_ratio, best_index, best)
-    settled = verdict.violated or _judged_right(verdict, best_ratio)
+    done = verdict.violated or _judged_right(verdict, best_ratio)
     for ratio, index, point in sorted(climbed, key=_rank)[:FLOOR_RETRIES]:
-        if settled:
+        if done:
             break
-        if point is best or not admissible(point):
+        realised = spaces[index].realise(point)
+        if point is best or not admissible(realised):
             continue
-        candidate = evaluate(statement, variant, point, dps=dps, bound=bound)
+        candidate = evaluate(statement, variant, realised, dps=dps, bound=bound)
         if (candidate.violated, candidate.ratio) > (decided[0].violated, decided[0].ratio):
             decided = (candidate, ratio, index, point)
-        settled = candidate.violated or _judged_right(candidate, ratio)
+        done = candidate.violated or _judged_right(candidate, ratio)
     verdict, best_ratio, best_index, best = decided
+    instance = spaces[best_index].realise(best)
     replay = certified = None
     if verdict.violated:
-        replay = evaluate(statement, variant, best, dps=2 * dps, bound=bound)
-        certified = certified_outcome(statement, variant, best) if bound is None else None
-    return WorstCase(statement, variant, best, verdict, best_ratio, dict(shapes[best_index]), count,
-                     time.perf_counter() - began, len(scored), replay, certified, trail,
+        replay = evaluate(statement, variant, instance, dps=2 * dps, bound=bound)
+        certified = certified_outcome(statement, variant, instance) if bound is None else None
+    return WorstCase(statement, variant, instance, verdict, best_ratio, spaces[best_index].realised_shape(best),
+                     count, time.perf_counter() - began, len(scored), replay, certified, trail,
                      gradient_backends.backend_name(torch_side))
 
 
@@ -399,29 +433,41 @@ def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
     return math.isfinite(exact) and abs(float_ratio - exact) <= FLOAT_AGREEMENT * max(abs(exact), 1e-300)
 
 
-def _starts(module, shapes, budget, rng, fixed, ratio_of):  # noqa: ANN001, ANN202
-    """Every shape's starts (the first half on the boundaries), projected, with their ratios,
-    best first."""
+def _starts(spaces, budget, rng, fixed, settled):  # noqa: ANN001, ANN202
+    """Every shape's starts (the first half on the boundaries), projected, with their realised
+    ratios, best first."""
     scored: list[tuple[float, int, Instance]] = []
-    for index, shape in enumerate(shapes):
+    for index, space in enumerate(spaces):
         for k in range(budget.starts):
             on_boundary = k < (budget.starts + 1) // 2
-            start = module.project(_apply(module.start(shape, rng, on_boundary=on_boundary), fixed))
-            scored.append((ratio_of(start), index, start))
+            start = space.project(space.point(_apply(space.start(rng, on_boundary=on_boundary), fixed)))
+            scored.append(settled(index, start))
     return sorted(scored, key=_rank)
 
 
 def _choose(
-    scored: list[tuple[float, int, Instance]], climbs: int, spread: int = 2
+    scored: list[tuple[float, int, Instance]], climbs: int, spread: int = 2, reserved: frozenset[int] = frozenset()
 ) -> list[tuple[float, int, Instance]]:
-    """The best ``climbs`` starts, at most 1/``spread`` of them from one shape (so several shapes climb)."""
+    """The best ``climbs`` starts, at most 1/``spread`` of them from one shape (so several shapes climb);
+    where some shapes are ``reserved`` (structured ones, :mod:`sltcheck.harness.sequence`), a share
+    STRUCTURED_SHARE of the climbs goes to their best starts: a weighted start's ratio at its first
+    fractions says little about the fractions it climbs to, and it would rarely rank among the best."""
+    share = min(climbs, math.ceil(climbs * STRUCTURED_SHARE)) if reserved else 0
+    first = _best(scored, share, spread, lambda index: index in reserved) if share else []
+    rest = _best([item for item in scored if not any(item is c for c in first)], climbs - len(first), spread,
+                 lambda index: True)
+    return sorted(first + rest, key=_rank)
+
+
+def _best(scored: list[tuple[float, int, Instance]], climbs: int, spread: int,
+          allowed: Callable[[int], bool]) -> list[tuple[float, int, Instance]]:
     per_shape = max(1, math.ceil(climbs / spread))
     chosen: list[tuple[float, int, Instance]] = []
     taken: dict[int, int] = {}
     for item in scored:
         if len(chosen) == climbs:
             break
-        if taken.get(item[1], 0) < per_shape:
+        if allowed(item[1]) and taken.get(item[1], 0) < per_shape:
             chosen.append(item)
             taken[item[1]] = taken.get(item[1], 0) + 1
     return chosen
@@ -432,43 +478,63 @@ def _rank(item: tuple[float, int, Instance]) -> float:
     return -item[0] if math.isfinite(item[0]) else 0.0
 
 
-def _climb(module, free, start, ratio_of, evaluations, exact=None):  # noqa: ANN001, ANN202
-    """L-BFGS-B from ``start`` on -ratio(project(x)): gradients by autograd through the torch
-    projection where ``exact(template, free, x) -> (ratio, gradient)`` is given, by finite
-    differences otherwise. The point returned is projected by the module's own ``project`` and
-    its ratio recomputed in numpy, so what the search keeps is admissible whichever backend ran."""
+def _climb(space, start, ratio_of, evaluations, exact=None):  # noqa: ANN001, ANN202
+    """L-BFGS-B from ``start`` on -ratio(project(x)) over the space's free fields (a structured
+    shape's fractions included: its points are weighted instances): gradients by autograd through
+    the torch projection where ``exact(space, template, x) -> (ratio, gradient)`` is given, by finite
+    differences otherwise. The point returned is projected by the space's own ``project``; the
+    caller evaluates its realisation in numpy, so what the search keeps is admissible whichever
+    backend ran. A structured shape climbs its fractions and scalar fields first (half the
+    evaluations; the tokens and weights of its starts already sit on the boundaries, where a
+    projection's one-sided gradient can stall a climb of every field at once), then everything."""
+    if space.found is not None and evaluations >= 2:
+        first = tuple(key for key in space.free if key == sequence.MULTIPLICITY or np.ndim(start[key]) == 0)
+        if 0 < len(first) < len(space.free):
+            start = _climb(replace(space, free=first), start, ratio_of, evaluations // 2, exact)
+            evaluations -= evaluations // 2
+    free = space.free
     x0 = _flatten(start, free)
     if x0.size == 0:
-        return start, ratio_of(start)
-    scale = np.maximum(np.abs(x0), 1.0)
+        return start
+    scale = _scales(start, free, x0)
     options = {"maxfun": evaluations, "maxiter": evaluations, "eps": 1e-7, "ftol": 1e-15, "gtol": 1e-12}
 
     def objective(z: np.ndarray) -> float:
-        ratio = ratio_of(module.project(_unflatten(start, free, z * scale)))
+        ratio = ratio_of(space.instance(space.project(_unflatten(start, free, z * scale))))
         return -ratio if math.isfinite(ratio) else 0.0
 
     def with_gradient(z: np.ndarray) -> tuple[float, np.ndarray]:
-        ratio, gradient = exact(start, free, z * scale)
+        ratio, gradient = exact(space, start, z * scale)
         return (-ratio, -gradient * scale) if math.isfinite(ratio) else (0.0, np.zeros_like(z))
 
+    bounds = [(None if lo is None else min(lo, x) / s, None if hi is None else max(hi, x) / s)
+              for (lo, hi), x, s in zip(space.bounds(start), x0, scale, strict=True)]
     if exact is None:
-        result = optimize.minimize(objective, x0 / scale, method="L-BFGS-B", options=options)
+        result = optimize.minimize(objective, x0 / scale, method="L-BFGS-B", bounds=bounds, options=options)
     else:
-        result = optimize.minimize(with_gradient, x0 / scale, jac=True, method="L-BFGS-B", options=options)
-    best = module.project(_unflatten(start, free, np.asarray(result.x) * scale))
-    return best, ratio_of(best)
+        result = optimize.minimize(with_gradient, x0 / scale, jac=True, method="L-BFGS-B", bounds=bounds,
+                                   options=options)
+    return space.project(_unflatten(start, free, np.asarray(result.x) * scale))
 
 
-def _polish(module, free, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
-    x0 = _flatten(start, free)
+def _scales(start: Instance, free: tuple[str, ...], x0: np.ndarray) -> np.ndarray:
+    """The climb's variable scales: max(|x|, 1) for array entries; a scalar field (alpha, eps_max)
+    relative to itself, so a tiny eps_max (the first-order regime, ratio ~ 1/eps in its slope)
+    moves by its own size, not by 1, and the line search does not stall on it."""
+    scalar = np.concatenate([np.full(part.size, part.ndim == 0) for key in free for part in _parts(start[key])])
+    absolute = np.abs(x0)
+    return np.where(scalar & (absolute > 0), absolute, np.maximum(absolute, 1.0))
+
+
+def _polish(space, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
+    x0 = _flatten(start, space.free)
     if x0.size == 0 or evaluations <= 0:
         return None
     result = optimize.minimize(
-        lambda z: -ratio_of(module.project(_unflatten(start, free, z))), x0, method="Powell",
+        lambda z: -ratio_of(space.instance(space.project(_unflatten(start, space.free, z)))), x0, method="Powell",
         options={"maxfev": evaluations, "xtol": 1e-12, "ftol": 1e-15},
     )
-    best = module.project(_unflatten(start, free, np.asarray(result.x)))
-    return best, ratio_of(best)
+    return space.project(_unflatten(start, space.free, np.asarray(result.x)))
 
 
 def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:

@@ -16,11 +16,16 @@ from sltcheck.numerics import precision
 from sltcheck.numerics.validation import check_array, check_attention_mask, check_binary
 
 
-def masked_softmax(logits: np.ndarray, mask: np.ndarray, dps: int | None = None) -> np.ndarray:
+def masked_softmax(
+    logits: np.ndarray, mask: np.ndarray, dps: int | None = None, multiplicity: np.ndarray | None = None
+) -> np.ndarray:
     """sigma(x; a)_j = a_j exp(x_j) / sum_k a_k exp(x_k) along the last axis (Section 2.2).
 
     Stable in both precisions: the largest attended logit is subtracted before
-    exponentiation, and unattended logits never reach ``exp``.
+    exponentiation, and unattended logits never reach ``exp``. ``multiplicity`` (positive, one
+    per entry of the last axis) weighs entry j as n_j copies of itself: n_j a_j exp(x_j) / sum_k
+    n_k a_k exp(x_k), the softmax of a sequence in which token j appears n_j times (the worst-case
+    search's sequence structure, :mod:`sltcheck.harness.sequence`); None is n = 1.
     """
     logits = check_array("logits", logits, ndim=(1, 2, 3))
     mask = np.broadcast_to(np.asarray(mask), logits.shape)
@@ -33,7 +38,16 @@ def masked_softmax(logits: np.ndarray, mask: np.ndarray, dps: int | None = None)
         peak = np.where(attended, x, lowest).max(axis=-1, keepdims=True)
         zero = precision.as_precision(np.array(0.0), dps)
         weights = np.where(attended, precision.exp(np.where(attended, x - peak, zero)), zero)
+        if multiplicity is not None:
+            weights = weights * precision.as_precision(_multiplicity(multiplicity, logits.shape[-1]), dps)
         return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def _multiplicity(multiplicity: np.ndarray, length: int) -> np.ndarray:
+    n = check_array("multiplicity", multiplicity, ndim=1)
+    if n.shape[0] != length or not bool(np.all(n > 0)):
+        raise ValueError(f"multiplicity must hold {length} positive numbers (one per token), got {n.tolist()!r}")
+    return n
 
 
 def _binary_rows(name: str, mask: np.ndarray) -> np.ndarray:
@@ -51,12 +65,16 @@ def attention_probabilities(
         return masked_softmax(logits, mask[None], dps)
 
 
-def mha(X: np.ndarray, mask: np.ndarray, weights: MHAWeights, dps: int | None = None) -> np.ndarray:
+def mha(
+    X: np.ndarray, mask: np.ndarray, weights: MHAWeights, dps: int | None = None,
+    multiplicity: np.ndarray | None = None,
+) -> np.ndarray:
     """Attn(x_i; X, W_{Q:O}^{(1:H)}) for every token i, per-head form (Section 2.2): (T, d2).
 
     head_i^(j) = sigma(q_i^(j) K^(j)T / sqrt(d_K); a_i) V^(j), Attn = sum_j head^(j) W_O^(j).
     A pruned source MHA is ``mha(X, A, source.pruned(masks))``: its key
-    dimension is n_K, so the scaling is 1/sqrt(n_K) as in Eq. (4).
+    dimension is n_K, so the scaling is 1/sqrt(n_K) as in Eq. (4). ``multiplicity``: token k
+    stands for n_k copies of itself (see :func:`masked_softmax`).
     """
     X, mask = _sequence(X, mask, weights.d_in)
     with precision.working_precision(dps):
@@ -65,7 +83,7 @@ def mha(X: np.ndarray, mask: np.ndarray, weights: MHAWeights, dps: int | None = 
         queries, keys, values = X @ W_Q, X @ W_K, X @ W_V  # (H, T, d_K), (H, T, d_K), (H, T, d_V)
         scale = precision.sqrt(precision.as_precision(np.array(weights.d_key), dps))
         scores = queries @ keys.transpose(0, 2, 1) / scale
-        heads = masked_softmax(scores, mask[None], dps) @ values
+        heads = masked_softmax(scores, mask[None], dps, multiplicity) @ values
         return (heads @ W_O).sum(axis=0)
 
 
@@ -98,20 +116,25 @@ def two_layer(x: np.ndarray, W1: np.ndarray, W2: np.ndarray, dps: int | None = N
     return fc(x, FCWeights((W1, W2)), dps)
 
 
-def block(X: np.ndarray, mask: np.ndarray, weights: BlockWeights, dps: int | None = None) -> np.ndarray:
+def block(
+    X: np.ndarray, mask: np.ndarray, weights: BlockWeights, dps: int | None = None,
+    multiplicity: np.ndarray | None = None,
+) -> np.ndarray:
     """Blk(x_i) = F(Attn(x_i)^T + x_i) + Attn(x_i)^T + x_i, normalisation-free (Section 3.3)."""
     with precision.working_precision(dps):
-        residual = mha(X, mask, weights.attention, dps) + precision.as_precision(X, dps)
+        residual = mha(X, mask, weights.attention, dps, multiplicity) + precision.as_precision(X, dps)
         return fc(residual, weights.fc, dps) + residual
 
 
 def transformer(
-    X: np.ndarray, mask: np.ndarray, weights: TransformerWeights, dps: int | None = None
+    X: np.ndarray, mask: np.ndarray, weights: TransformerWeights, dps: int | None = None,
+    multiplicity: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Tf(x_i) = Blk^(B)(Blk^(B-1)(... Blk^(1)(x_i))) (Section 3.3)."""
+    """Tf(x_i) = Blk^(B)(Blk^(B-1)(... Blk^(1)(x_i))) (Section 3.3). With a full mask every copy of
+    a token stays a copy through the blocks, so ``multiplicity`` weighs each block's keys."""
     with precision.working_precision(dps):
         for layer in weights.blocks:
-            X = block(X, mask, layer, dps)
+            X = block(X, mask, layer, dps, multiplicity)
         return X
 
 

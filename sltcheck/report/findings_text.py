@@ -2,8 +2,8 @@
 
 ``render(data)`` turns the findings of ``sltcheck check`` into Markdown: violations first
 (with the command that replays them), then the worst ratio of every variant that held,
-the mutants and the search-power table. ``rewrite(readme, text)`` replaces what stands
-between ``START`` and ``END`` of that page (any file holding both markers).
+the mutants, the search-power table and the repaired constants. ``rewrite(readme, text)`` replaces
+what stands between ``START`` and ``END`` of that page (any file holding both markers).
 """
 
 from __future__ import annotations
@@ -114,6 +114,19 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{'-' if value is None else f'{value:.4f}'} | {r['evaluations']} | {r['seconds']} |"
             )
         lines.append("")
+    repaired = data.get("repaired_constants") or []
+    if repaired:
+        lines.append("Repaired constants (`sltcheck/repaired.py`): for every false or loose variant, the smallest c "
+                     "with measured <= c x its printed right side; the lower end is this run's worst instance, "
+                     "its ratio enclosed in interval arithmetic, the upper end a proof (its module), a certified "
+                     "family, or open:")
+        lines.append("")
+        lines.append("| statement | variant | smallest c | lower end: this run's instance | upper end | attained |")
+        lines.append("|---|---|---|---|---|---|")
+        for r in repaired:
+            lines.append(f"| {r['statement']} | {r['variant']} | {repair_constant(r)} | {repair_lower(r)} | "
+                         f"{repair_upper(r)} | {'yes' if r.get('attained') else 'approached, not attained'} |")
+        lines.append("")
     families = (data.get("certified_over_family") or {}).get("families", [])
     if families:
         lines.append("Certified over whole families (`sltcheck certify`: interval branch-and-bound; held = every "
@@ -166,6 +179,34 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def repair_constant(row: dict[str, Any]) -> str:
+    """The constant of a repaired-constants row: exact and decimal, or "open"."""
+    if row.get("constant") is None:
+        return "open"
+    return f"{row['exact']} = {_number(row['constant'], '.7g')}" if row.get("exact") else _number(row["constant"])
+
+
+def repair_lower(row: dict[str, Any]) -> str:
+    """The lower end: the ratio decided in mpmath, its certified enclosure and the instance's shape."""
+    lower = row.get("lower")
+    if not lower:
+        return "—"
+    text = _number(lower.get("ratio"), ".7g")
+    if lower.get("certified"):
+        low, high = lower["certified"]
+        text += f" (certified in [{_number(low, '.7g')}, {_number(high, '.7g')}], {lower.get('backend')})"
+    shape = lower.get("shape") or {}
+    if "T" in shape:
+        text += f", T = {shape['T']}"
+    return text
+
+
+def repair_upper(row: dict[str, Any]) -> str:
+    upper = row.get("upper") or {}
+    where = upper.get("where")
+    return f"{upper.get('kind')} (`{where}`)" if where else str(upper.get("kind"))
+
+
 def _number(value: object, spec: str = ".3g", none: str = "—") -> str:
     """A stored number: a float formatted by ``spec``, ``none`` for none, and the strings strict JSON
     stores for a ratio with a zero bound ("inf", "nan") as they are."""
@@ -179,4 +220,4 @@ def rewrite(readme: Path, text: str) -> None:
     rewrite_section(readme, START, END, text)
 
 
-__all__ = ["END", "START", "render", "rewrite"]
+__all__ = ["END", "START", "render", "repair_constant", "repair_lower", "repair_upper", "rewrite"]

@@ -41,7 +41,8 @@ from sltcheck.schema import SCHEMA_VERSION, json_safe, validate
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
-    "violations", "glance", "findings", "statements", "power", "slack", "probability", "reproductions", "lm",
+    "violations", "glance", "findings", "statements", "power", "repaired", "slack", "probability", "reproductions",
+    "lm",
 )
 
 # Fields of an array shown in decimal before "… (k more)"; the JSON keeps all of them exactly.
@@ -152,6 +153,9 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         "probability": next((f["probability"] for f in inputs["findings"] if f.get("probability")), None),
         # Search power (best found / known supremum): rows of sltcheck.harness.power.table().
         "power": [row for f in inputs["findings"] for row in f.get("power", []) if isinstance(row, dict)],
+        # The smallest constants of the false or loose variants: rows of sltcheck.repaired.table().
+        "repaired_constants": [row for f in inputs["findings"] for row in f.get("repaired_constants") or []
+                               if isinstance(row, dict)],
         # `sltcheck certify --findings`: verdicts proved over whole families (sltcheck.certify)
         "certified_over_family": [
             {k: e.get(k) for k in ("key", "verdict", "sup_lower", "sup_upper", "proven_fraction", "expected")}
@@ -324,6 +328,15 @@ def _power_view(report: dict[str, Any]) -> dict[str, Any]:
             if isinstance(r.get("power"), int | float)]
     return {"power": rows, "power_plot": Markup(bar_chart(bars, title="search power (best found / known)",
                                                           xlabel="power", marker=1.0, marker_label="known"))}
+
+
+def _repaired_view(report: dict[str, Any]) -> dict[str, Any]:
+    from sltcheck.report.findings_text import repair_constant, repair_lower, repair_upper
+
+    return {"repaired": [{"statement": r.get("statement"), "variant": r.get("variant"), "constant": repair_constant(r),
+                          "lower": repair_lower(r), "upper": repair_upper(r).replace("`", ""),
+                          "attained": "yes" if r.get("attained") else "approached, not attained", "why": r.get("why")}
+                         for r in report.get("repaired_constants") or []]}
 
 
 def _slack_view(report: dict[str, Any]) -> dict[str, Any]:
@@ -513,6 +526,7 @@ VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "findings": _findings_view,
     "statements": _statements_view,
     "power": _power_view,
+    "repaired": _repaired_view,
     "slack": _slack_view,
     "probability": probability_section.view,
     "reproductions": _synthetic_view,

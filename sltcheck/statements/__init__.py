@@ -35,6 +35,19 @@ from typing import Any
 Instance = dict[str, object]
 Bound = Callable[[Instance, int | None], Any]
 
+# An optional field: how many times each token counts (the worst-case search's weighted instances,
+# :mod:`sltcheck.harness.sequence`); a statement whose measured side reads it treats token k as
+# n_k copies of itself. The search decides only realised instances, which never carry it.
+MULTIPLICITY = "multiplicity"
+
+
+def multiplicity_of(instance: Instance) -> Any:
+    """The instance's token multiplicities as float64, or None (every token once)."""
+    import numpy as np
+
+    value = instance.get(MULTIPLICITY)
+    return None if value is None else np.asarray(value, dtype=np.float64)
+
 
 @dataclass(frozen=True)
 class Mutant:

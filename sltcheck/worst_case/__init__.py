@@ -11,7 +11,8 @@ variant (for a bracket: bound / upper, with ``slack_range`` = [bound / upper, bo
 One module per statement, discovered: ``sltcheck.statements.<name>.worst_case`` with ``PARAMS``,
 ``supremum(**params)`` and its rows of the slack table, ``SLACK_ROWS``: lemma8 (Lemma 8, closed
 form; lemma5 uses it), theorem9 (closed form on the slices e_QK = 0 and e_VO = 0), lemma12 and
-lemma13 (brackets, searched lower ends), theorem11 (closed form on e_QK = 0), theorem14 (bracket).
+lemma13 (closed form at d1 = 1, the supremum as eps -> 0, bracketed at finite eps by its realised extremal
+family; searched brackets at d1 >= 2), theorem11 (closed form on e_QK = 0), theorem14 (bracket).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def slack_table(searched: bool = True, statements: tuple[str, ...] | None = None
     ``SLACK_ROWS`` (statement, params) of every worst-case module, in the paper's order
     (only the rows of ``statements``, if given).
 
-    ``searched=False`` leaves out the rows whose lower ends need a search (Lemmas 12 and 13, ~10 s each)."""
+    ``searched=False`` leaves out the rows whose lower ends need a search (Lemmas 12 and 13 at d1 = 2,
+    ~10 s each)."""
     rows = []
     for module in _modules().values():
         for name, params in getattr(module, "SLACK_ROWS", ()):

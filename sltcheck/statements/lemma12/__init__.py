@@ -26,6 +26,15 @@ with ||x'|| <= alpha + eps_max the logit perturbation is
 alpha eps_max + (alpha + eps_max) eps_max, slightly more than 2 alpha eps_max.
 This module keeps the lemma's own hypothesis (||x'_i|| <= alpha).
 
+Finding: the bound holds with room, and its tight constant is known. At d1 = 1 the supremum of
+measured / bound over every instance (any T) is 1/2 (proved in :mod:`sltcheck.statements.lemma12.worst_case`:
+(2 alpha^2 + 1/(8 alpha^2)) / (4 alpha^2 + 1) at each alpha, 0.425 at alpha = 1, tending to 1/2 as alpha
+grows), approached as eps_max -> 0 with a fraction of the tokens at +alpha that tends to
+(4t + 1)/(4t - 1) e^{-2t} (t = alpha^2), never attained; d1 >= 2 and H >= 2 admit no more. Over
+sequences of at most 64 tokens the best is 0.4547 (one token at +alpha among 64, alpha = 1.4842),
+what ``sltcheck check`` reaches through its structured shapes (:mod:`sltcheck.harness.sequence`). The
+key-scaled reading's supremum is 1 (approached as d_K grows).
+
 Instance fields: alpha, d1, d2, X, X_perturbed (T, d1), mask (T, T),
 W_Q, W_K (H, d1, d_K), W_V (H, d1, d_V), W_O (H, d_V, d2), eps_max.
 """
@@ -35,7 +44,8 @@ from __future__ import annotations
 from functools import partial
 
 from sltcheck.statements import Instance, Mutant
-from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift
+from sltcheck.statements.lemma12 import worst_case
+from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift, supremum_bound
 
 ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "mask-rows", "input-perturbation")
 
@@ -52,17 +62,29 @@ VARIANTS = {
 }
 DEFAULT_VARIANT = "as-stated"
 
-# The best ratio measured / bound any search has found for the default variant (the
-# supremum is only bracketed): the worst-case search, dev profile,
-# seed 0, at d = H = d_K = 1, d_V = 2, T = 6.
-BEST_KNOWN = 0.4240948
-EDGE = 0.9  # the edge mutant sits at EDGE x BEST_KNOWN: refuted only by a search that gets that close
+# The suprema of measured / bound, proved in worst_case.py (d1 = 1): over every instance (alpha -> infinity),
+# at alpha = 1, and the best over sequences of at most 64 tokens (worst_case.longest_supremum()).
+SUPREMUM = worst_case.SUPREMUM
+SUPREMUM_AT_ONE = worst_case.SUPREMUM_AT_ONE
+LONGEST_SUPREMUM = worst_case.LONGEST["ratio"]
+EDGE = 0.97  # the edge mutant sits at EDGE x the supremum of the measured side: refuted only by a strong search
+
+# The smallest c with measured <= c x the printed bound (sltcheck.repaired).
+REPAIRED_CONSTANTS = [
+    {"variant": "as-stated", "constant": SUPREMUM, "exact": "1/2", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma12/worst_case.py",
+     "why": "(2 alpha^2 + 1/(8 alpha^2)) / (4 alpha^2 + 1) at d1 = 1 tends to 1/2 as alpha grows (T ~ e^{2 alpha^2}); "
+            "d1 >= 2 and H >= 2 admit less"},
+]
+
+supremum = partial(supremum_bound, with_block=False)
 
 MUTANTS = [
     Mutant(
-        "best-known-0.9",
-        f"{EDGE} x the best ratio known ({BEST_KNOWN}) times the bound: refuted only by a strong search",
-        partial(lipschitz_bound, factor=EDGE * BEST_KNOWN, eps_weight=1.0),
+        "supremum-0.97",
+        f"{EDGE} x the supremum of the left side at d1 = 1, H eps_max phi(alpha^2 / sqrt(d_K)): refuted only by "
+        "a search that gets within 3% (two token values at +-alpha in the right proportion)",
+        partial(supremum_bound, fraction=EDGE),
     ),
     Mutant(
         "no-input-perturbation",
@@ -84,13 +106,23 @@ MUTANTS = [
 ]
 
 
-# The lower end of the bracket at the slack table's parameters, as
-# worst_case.supremum(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1)["lower"] computes it
-# (tests/test_search.py recomputes it).
-BRACKET_LOWER = 0.28677986624968116
+# The lower end of the bracket at the slack table's d1 = 2 parameters, as
+# worst_case.supremum(H=1, d1=2, alpha=2.0, eps_max=0.05, random_starts=1)["lower"] computes it: the larger
+# of its dedicated search and worst_case.WITNESS, the worst-case search's best there (tests/test_search.py
+# recomputes it).
+BRACKET_LOWER = 0.30132882476002953
 
 
-# Search power (sltcheck.harness.power): at the slack table's parameters the search's best
-# measured value must reach the lower end of the bracket in sltcheck.statements.lemma12.worst_case.
-POWER_CASES = [{"fixed": {"H": 1, "d1": 2, "d2": 2, "alpha": 2.0, "eps_max": 0.05}, "variant": "as-stated",
-                "lower": BRACKET_LOWER}]
+# Search power (sltcheck.harness.power): at d1 = 1 the search, not told the two token values nor their
+# fraction (5 / (3 e^2 + 5) at alpha = 1, 0.023 at alpha = sqrt 2: a token in 43), must reach the proved
+# supremum of the measured side (its torch twin, differentiable.py's "supremum", gives the climbs their
+# gradients); at the slack table's d1 = 2 parameters its best measured value must reach the lower end
+# of the bracket in sltcheck.statements.lemma12.worst_case.
+POWER_CASES = [
+    {"fixed": {"H": 1, "d1": 1, "d2": 1, "dK": 1, "dV": 1, "alpha": 1.0}, "supremum": supremum,
+     "differentiable": "supremum"},
+    {"fixed": {"H": 1, "d1": 1, "d2": 2, "dK": 1, "dV": 1, "alpha": 1.4142135623730951 * (1 + 2**-52)},
+     "supremum": supremum, "differentiable": "supremum"},
+    {"fixed": {"H": 1, "d1": 2, "d2": 2, "alpha": 2.0, "eps_max": 0.05}, "variant": "as-stated",
+     "lower": BRACKET_LOWER},
+]

@@ -23,7 +23,13 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
-from sltcheck.harness.differentiable import feedforward, into_unit_ball, shrink_rows
+from sltcheck.harness.differentiable import (
+    attention_weights,
+    feedforward,
+    into_unit_ball,
+    log_multiplicity,
+    shrink_rows,
+)
 from sltcheck.harness.differentiable import spectral_norm as spectral_norm  # re-exported (it lived here)
 from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
@@ -73,7 +79,7 @@ def attention(fields: Fields, X: torch.Tensor) -> torch.Tensor:
     W_Q, W_K, W_V, W_O = (fields[k] for k in WEIGHTS)  # (H, d1, d_K), (H, d1, d_K), (H, d1, d_V), (H, d_V, d2)
     X = X.unsqueeze(-3)  # (..., 1, T, d1): one copy per head
     logits = (X @ W_Q) @ (X @ W_K).transpose(-1, -2) / math.sqrt(W_Q.shape[2])
-    p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
+    p = attention_weights(logits, attends, log_multiplicity(fields))  # token k counted n_k times
     return (p @ X @ W_V @ W_O).sum(dim=-3)
 
 
@@ -96,9 +102,23 @@ def lipschitz_bound(fields: Fields, *, factor: float, eps_weight: float, key_sca
     return factor * H * math.sqrt(int(fields["d1"])) * (alpha * torch.expm1(exponent) + eps_weight * eps)
 
 
+def supremum_bound(fields: Fields, *, fraction: float = 1.0, with_block: bool = False) -> torch.Tensor:
+    """fraction x (H eps phi(t), or 2 eps (H phi(t) + 1) for the block), t = alpha^2 / sqrt(d_K),
+    phi(t) = max(1 + t, 2 t + 1 / (8 t)): the measured side's supremum at d1 = 1."""
+    H, d_key = fields["W_Q"].shape[0], fields["W_Q"].shape[2]
+    eps = fields["eps_max"]
+    t = fields["alpha"] ** 2 / math.sqrt(d_key)
+    phi = torch.maximum(1 + t, 2 * t + 1 / (8 * t))
+    return fraction * (2 * eps * (H * phi + 1) if with_block else H * eps * phi)
+
+
+EDGE = 0.97  # the edge mutant's fraction of the supremum (the numpy side's lemma12.EDGE)
+
 measured = partial(output_shift, with_block=False)
 
 BOUNDS = {
     "as-stated": partial(lipschitz_bound, factor=1.0, eps_weight=1.0),
     "key-scaled": partial(lipschitz_bound, factor=1.0, eps_weight=1.0, key_scaled=True),
+    "supremum": supremum_bound,
+    "mutant:supremum-0.97": partial(supremum_bound, fraction=EDGE),
 }

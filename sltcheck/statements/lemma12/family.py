@@ -61,7 +61,8 @@ def _ln10(arith: Backend) -> Any:
     return arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
 
 
-def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[Any], spread: Any) -> Any:
+def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[Any], spread: Any,
+                         weights: Sequence[Any] | None = None) -> Any:
     """The derivative of Attn(x_1; X) = sum_k sigma_k x_k, sigma = softmax(a x_1 x_k) (W_V W_O = 1),
     along s, at every X with x_k in alpha u_k + eps ``spread`` (the points of the segments):
 
@@ -69,7 +70,9 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
 
     (sigma_k' = sigma_k (z_k' - sum_j sigma_j z_j'), z_k = a x_1 x_k), written so that each
     difference x_k - x_j = alpha (u_k - u_j) + eps (spread - spread) and each
-    sigma_k = 1 / (1 + sum_{m != k} exp(a x_1 (x_m - x_k))) is enclosed on its own."""
+    sigma_k = 1 / (1 + sum_{m != k} exp(a x_1 (x_m - x_k))) is enclosed on its own. ``weights`` (token k
+    counted n_k times, :mod:`sltcheck.harness.sequence`): sigma_k = 1 / (1 + sum_{m != k} (n_m / n_k)
+    exp(a x_1 (x_m - x_k))), the same formula for the weighted softmax."""
     T = len(s)
     alpha, a = values["alpha"], values["a"]
     u = [values[f"u{k}"] for k in range(1, T + 1)]
@@ -79,7 +82,12 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
     def diff(k: int, j: int) -> Any:
         return alpha * (u[k] - u[j]) + wiggle
 
-    sigma = [1 / (1 + sum((arith.exp(a * x1 * diff(m, k)) for m in range(T) if m != k), 0)) for k in range(T)]
+    if weights is None:
+        sigma = [1 / (1 + sum((arith.exp(a * x1 * diff(m, k)) for m in range(T) if m != k), 0)) for k in range(T)]
+    else:  # n_m / n_k exp(z) = exp(z + log n_m - log n_k), enclosed at its ends (positive, however wide)
+        logs = [arith.log(n) for n in weights]
+        sigma = [1 / (1 + sum((arith.increasing(arith.exp, a * x1 * diff(m, k) + logs[m] - logs[k])
+                                for m in range(T) if m != k), 0)) for k in range(T)]
     total = s[0] + sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0)
     for k in range(T):
         for j in range(k + 1, T):
@@ -227,3 +235,9 @@ def families(statement: str, with_block: bool, variants: dict[str, tuple[float, 
 
 
 FAMILIES = families("lemma12", False, {"as-stated": (1.0, 1.0)})
+
+# Two token values at any fraction (any T): the closed form of worst_case.py certified over the fraction.
+from sltcheck.statements.lemma12.fraction import fraction_families  # noqa: E402  (it imports this module)
+
+FAMILIES += fraction_families("lemma12", False, {"as-stated": (1.0, 1.0)},
+                              known={"as-stated": 0.4546919707310645})  # worst_case.LONGEST["ratio"]

@@ -6,13 +6,16 @@ from functools import partial
 
 from sltcheck.statements.lemma12.lipschitz_instances import (
     FREE,
+    RELATIVE,
+    SEQUENCE,
+    limits,
     lipschitz_instances,
     lipschitz_shapes,
     lipschitz_start,
     project_lipschitz,
 )
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "RELATIVE", "SEQUENCE", "limits", "instances", "project", "shapes", "start"]
 
 instances = partial(lipschitz_instances, block=False)
 shapes = partial(lipschitz_shapes, block=False)

@@ -11,7 +11,7 @@ import numpy as np
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights
 from sltcheck.numerics import precision
-from sltcheck.statements import Instance
+from sltcheck.statements import Instance, multiplicity_of
 
 
 def target(instance: Instance) -> MHAWeights:
@@ -25,9 +25,10 @@ def fc(instance: Instance) -> FCWeights:
 
 
 def _rows_mha(
-    X: np.ndarray, mask: np.ndarray, w: MHAWeights, rows: np.ndarray, dps: int
+    X: np.ndarray, mask: np.ndarray, w: MHAWeights, rows: np.ndarray, dps: int, multiplicity: np.ndarray | None = None
 ) -> np.ndarray:
-    """Attn(x_i; X) for the given rows only, in mpmath (per-head form, Section 2.2)."""
+    """Attn(x_i; X) for the given rows only, in mpmath (per-head form, Section 2.2; token k counted
+    ``multiplicity[k]`` times)."""
     with mpmath.workdps(dps):
         Xm = precision.to_mp(X, dps)
         out = None
@@ -36,7 +37,7 @@ def _rows_mha(
             Q = Xm[rows] @ precision.to_mp(w.W_Q[j], dps)
             K = Xm @ precision.to_mp(w.W_K[j], dps)
             V = Xm @ precision.to_mp(w.W_V[j], dps)
-            p = reference.masked_softmax(Q @ K.T / scale, mask[rows], dps)
+            p = reference.masked_softmax(Q @ K.T / scale, mask[rows], dps, multiplicity)
             head = (p @ V) @ precision.to_mp(w.W_O[j], dps)
             out = head if out is None else out + head
         return out  # type: ignore[return-value]
@@ -55,11 +56,12 @@ def output_shift(instance: Instance, dps: int | None, *, with_block: bool) -> ob
     Xp = np.asarray(instance["X_perturbed"], dtype=np.float64)
     mask = np.asarray(instance["mask"])
     w = target(instance)
+    counts = multiplicity_of(instance)
     if with_block:
         weights = BlockWeights(w, fc(instance))
-        at_x, at_xp = reference.block(X, mask, weights), reference.block(Xp, mask, weights)
+        at_x, at_xp = (reference.block(Y, mask, weights, None, counts) for Y in (X, Xp))
     else:
-        at_x, at_xp = reference.mha(X, mask, w), reference.mha(Xp, mask, w)
+        at_x, at_xp = (reference.mha(Y, mask, w, None, counts) for Y in (X, Xp))
     scores = np.linalg.norm(at_x - at_xp, axis=1)
     if dps is None:
         return float(scores.max())
@@ -73,8 +75,8 @@ def output_shift(instance: Instance, dps: int | None, *, with_block: bool) -> ob
     lost = min(400, max(0, math.ceil(math.log10(alpha) - math.log10(eps)))) if eps > 0 else 0
     work = dps + lost + 5
     with mpmath.workdps(work):
-        a = _rows_mha(X, mask, w, rows, work)
-        b = _rows_mha(Xp, mask, w, rows, work)
+        a = _rows_mha(X, mask, w, rows, work, counts)
+        b = _rows_mha(Xp, mask, w, rows, work, counts)
         if with_block:
             ra = a + precision.to_mp(X[rows], work)
             rb = b + precision.to_mp(Xp[rows], work)
@@ -110,3 +112,23 @@ def lipschitz_bound(
         arg = exponent * alpha * eps / (mpmath.sqrt(dK) if key_scaled else 1)
         soft = alpha * mpmath.expm1(arg) if include_alpha_term else 0
         return factor * H * mpmath.sqrt(d1) * (soft + eps_weight * eps)
+
+
+def supremum_bound(instance: Instance, dps: int | None, *, fraction: float = 1.0, with_block: bool = False) -> object:
+    """``fraction`` x the supremum of the measured side at d1 = 1 (proved in
+    :mod:`sltcheck.statements.lemma12.worst_case`): H eps_max phi(t) for Lemma 12, 2 eps_max (H phi(t) + 1)
+    for Lemma 13 (``with_block``), t = alpha^2 / sqrt(d_K), phi(t) = max(1 + t, 2 t + 1 / (8 t)). An upper
+    bound at every eps_max there, the limit as eps_max -> 0: the power table's closed form and, at 0.97,
+    the edge mutants (at d1 >= 2 it is a number, not a proved supremum)."""
+    H = np.asarray(instance["W_Q"]).shape[0]
+    dK = np.asarray(instance["W_Q"]).shape[2]
+    if dps is None:
+        alpha, eps = float(instance["alpha"]), float(instance["eps_max"])  # type: ignore[arg-type]
+        t = alpha * alpha / math.sqrt(dK)
+        phi = max(1 + t, 2 * t + 1 / (8 * t))
+        return fraction * (2 * eps * (H * phi + 1) if with_block else H * eps * phi)
+    with mpmath.workdps(dps):
+        alpha, eps = (mpmath.mpf(instance[k]) for k in ("alpha", "eps_max"))
+        t = alpha * alpha / mpmath.sqrt(dK)
+        phi = max(1 + t, 2 * t + 1 / (8 * t))
+        return mpmath.mpf(fraction) * (2 * eps * (H * phi + 1) if with_block else H * eps * phi)

@@ -7,12 +7,20 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.sequence import Structure
 from sltcheck.statements import Instance
 
 FREE = ("alpha", "X", "X_perturbed", "W_Q", "W_K", "W_V", "W_O", "eps_max")
 BLOCK_FREE = (*FREE, "fc_layers")
 SHAPES = {"d1": (1, 2), "d2": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
 BLOCK_SHAPES = {**SHAPES, "L": (1, 2)}
+# The search's sequence structure (sltcheck.harness.sequence): the tokens are the rows of X and X'.
+# Structured shapes realise up to sequence.LONGEST tokens, the worst cases' fractions included.
+SEQUENCE = Structure({"X": 1, "X_perturbed": 1})
+# The search holds X as X / alpha (sltcheck.harness.sequence.Space), so alpha moves the tokens with it
+# (the worst case over at most 64 tokens sits at alpha = 1.48, on the sphere). X' stays absolute: held as
+# (X' - X) / eps_max as well, the climbs at the d1 = 2 bracket's eps_max = 0.05 reached 6-9% less.
+RELATIVE = {"X": (None, "alpha")}
 EPS_HIGH = 0.5
 # Longest drawn sequence. Neither bound depends on T (the worst cases known sit at T <= 6), and
 # where the two outputs agree to rounding every row goes to mpmath at T^2 H exponentials: a
@@ -137,6 +145,12 @@ def project_lipschitz(instance: Instance) -> Instance:
             for m in (np.asarray(w, dtype=np.float64) for w in out["fc_layers"])  # type: ignore[attr-defined]
         )
     return out
+
+
+def limits(shape: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """The box the projection keeps the scalar fields in (for the search's climbs)."""
+    return {"alpha": (boundary.least_alpha(shape["d1"], shape.get("d2", shape["d1"])), np.inf),
+            "eps_max": (0.0, EPS_HIGH)}
 
 
 def lipschitz_shapes(*, block: bool) -> list[dict[str, int]]:

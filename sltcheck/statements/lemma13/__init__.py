@@ -21,21 +21,21 @@ Variants:
 - ``as-stated``: H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max), the
   statement (a factor 2 smaller than what the proof shows).
 
-Finding: the statement as printed is FALSE. The worst-case search
-(:mod:`sltcheck.harness.search`, ci budget, seed 0) finds, in the smallest dimensions
-(d1 = d2 = d_K = d_V = H = L = 1, T = 4, full mask), alpha = 1.0000017, tokens
-(-a, a, -a, -a) on the alpha-sphere, every token moved inward by eps_max = 1.06e-5,
-W_Q = W_K = W_V = W_O = 1 and the FC layer 1 (all a few ulps inside their limits):
-measured 6.5202e-5 > bound 6.3810e-5, ratio 1.0218, decided at 40 and 80 digits and
-certified in interval arithmetic (``COUNTEREXAMPLES["as-stated"]``, exact). With T = 5 the
-ratio reaches 1.0402 (``LARGEST_COUNTEREXAMPLES["as-stated"]``, found by the independent
-search of ``benchmarks/independent_search.py``). Why: to first
-order in eps the block doubles the residual stream's change (F_T = id on positive inputs), so
-the left side is 2 (eps + a) with a the attention's change, and the attention change here
-is about 2.07 eps, above the 2 alpha^2 eps the statement leaves room for once its factor 2
-is gone (bound ~ (4 alpha^2 + 2) eps at alpha = 1). The ``as-proven`` bound (factor 2)
-holds on the same instance (ratio 0.511); Theorem 14's proof uses the statement, which
-its variant ``lemma13-as-stated`` records.
+Finding: the statement as printed is FALSE, and its tight constant is 25/24. Over every instance
+(any T) the supremum of measured / bound is 25/24 = 1.0416667 as stated and 25/48 = 0.5208333 as
+proven (proved in :mod:`sltcheck.statements.lemma13.worst_case`): at d1 = d2 = d_K = d_V = H = 1, alpha = 1,
+full mask, the FC layer the identity, tokens at +-alpha all moved inward, a fraction 5 / (3 e^2 + 5) =
+0.184046 of them at +alpha (the query among those), as eps_max -> 0. The fraction is irrational, so the
+supremum is approached, never attained; d1 >= 2 or H >= 2 admit less (there the statement holds). The
+smallest K with ||Blk_T(x_i) - Blk_T(x'_i)|| <= K H sqrt(d1) (alpha (exp(4 alpha eps_max) - 1) + 2 eps_max)
+is K = 25/24: between the statement's 1 and the proof's 2, near 1. Why: to first order in eps the block
+doubles the residual stream's change (F_T = id), so the left side is 2 (eps + a) with a the
+attention's change, up to (2 + 1/8) eps at alpha = 1, above the 2 alpha^2 eps the statement leaves room
+for once its factor 2 is gone. ``COUNTEREXAMPLES["as-stated"]``: the first one the worst-case search
+found (T = 4, ratio 1.0218, certified in interval arithmetic); ``LARGEST_COUNTEREXAMPLES["as-stated"]``:
+7 of 38 tokens at +alpha, ratio 1.0416665 (what ``sltcheck check`` finds through its structured
+shapes, :mod:`sltcheck.harness.sequence`). The ``as-proven`` bound (factor 2) holds; Theorem 14's proof
+uses the statement, which its variant ``lemma13-as-stated`` records.
 
 Instance fields: those of Lemma 12 with d1 = d2, plus fc_layers (L matrices (d1, d1)).
 """
@@ -45,7 +45,8 @@ from __future__ import annotations
 from functools import partial
 
 from sltcheck.statements import Instance, Mutant
-from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift
+from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift, supremum_bound
+from sltcheck.statements.lemma13 import worst_case
 
 ASSUMPTIONS = (
     "alpha-large",
@@ -88,43 +89,52 @@ COUNTEREXAMPLES: dict[str, dict[str, object]] = {
     }
 }
 # The largest violation known of each false variant (exact JSON), pinned by @example beside
-# COUNTEREXAMPLES: found by the independent red-team search (benchmarks/independent_search.py, seed 0
-# at T = 5), not by sltcheck's own search at every seed. Lemma 13 as stated at d1 = d2 = d_K = d_V = H
-# = L = 1, T = 5, full mask, alpha = 1: tokens (a, a, -a, a, a) on the alpha-sphere (a a few ulps
-# inside), every token moved inward by eps_max = 1e-7, every weight and the FC layer a few ulps below
-# 1: measured 6.24095e-7 > bound 6.00000e-7, ratio 1.04016 (60 digits), the supremum at T = 5 of the
-# first-order ratio 2 |dz| / ((4 alpha^2 + 2) eps_max) (1.02184 at T = 4).
+# COUNTEREXAMPLES: Lemma 13 as stated at d1 = d2 = d_K = d_V = H = L = 1, T = 38, full mask, alpha = 1:
+# 7 tokens at +alpha (a few ulps inside) and 31 at -alpha, every token moved inward by eps_max = 1e-8,
+# every weight and the FC layer a few ulps below 1 (worst_case.two_value_instance(7, 38, 1.0, 1e-8, L=1)):
+# ratio 1.0416665 at 60 digits, 1 - 2e-7 of the supremum 25/24 (7/38 is the fraction nearest
+# 5 / (3 e^2 + 5) with T <= 64).
+_INSIDE, _MOVED = "0x1.fffffffffffe0p-1", "0x1.ffffffaa19c28p-1"  # 1 - 2^-48 and fl(1 - 2^-48 - 1e-8), inward
 LARGEST_COUNTEREXAMPLES: dict[str, dict[str, object]] = {
     "as-stated": {
         "alpha": {"float": "0x1.0000000000000p+0"}, "d1": 1, "d2": 1,
-        "X": {"shape": [5, 1], "dtype": "float64",
-              "hex": ["0x1.fffffffffff80p-1", "0x1.fffffffffff80p-1", "-0x1.fffffffffff80p-1",
-                      "0x1.fffffffffff80p-1", "0x1.fffffffffff80p-1"]},
-        "X_perturbed": {"shape": [5, 1], "dtype": "float64",
-                        "hex": ["0x1.fffffca501a5bp-1", "0x1.fffffca501a5bp-1", "-0x1.fffffca501a5bp-1",
-                                "0x1.fffffca501a5bp-1", "0x1.fffffca501a5bp-1"]},
-        "mask": {"shape": [5, 5], "dtype": "int8", "int": [1] * 25},
-        "W_Q": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
-        "W_K": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
-        "W_V": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
-        "W_O": {"shape": [1, 1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]},
-        "eps_max": {"float": "0x1.ad7f29abcaf44p-24"},
-        "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": ["0x1.fffffffffff80p-1"]}]},
+        "X": {"shape": [38, 1], "dtype": "float64", "hex": [_INSIDE] * 7 + ["-" + _INSIDE] * 31},
+        "X_perturbed": {"shape": [38, 1], "dtype": "float64", "hex": [_MOVED] * 7 + ["-" + _MOVED] * 31},
+        "mask": {"shape": [38, 38], "dtype": "int8", "int": [1] * (38 * 38)},
+        "W_Q": {"shape": [1, 1, 1], "dtype": "float64", "hex": [_INSIDE]},
+        "W_K": {"shape": [1, 1, 1], "dtype": "float64", "hex": [_INSIDE]},
+        "W_V": {"shape": [1, 1, 1], "dtype": "float64", "hex": [_INSIDE]},
+        "W_O": {"shape": [1, 1, 1], "dtype": "float64", "hex": [_INSIDE]},
+        "eps_max": {"float": "0x1.5798ee2308c3ap-27"},
+        "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": [_INSIDE]}]},
     }
 }
 DEFAULT_VARIANT = "as-proven"
 
-# The best ratio measured / bound any search has found for the default variant (the
-# supremum is only bracketed): the worst-case search, dev profile,
-# seed 0, at d = H = d_K = d_V = 1, L = 2, T = 6.
-BEST_KNOWN = 0.5200790
-EDGE = 0.9  # the edge mutant sits at EDGE x BEST_KNOWN: refuted only by a search that gets that close
+# The suprema of measured / bound over every instance, proved in worst_case.py.
+SUPREMUM_AS_STATED = worst_case.SUPREMUM_AS_STATED
+SUPREMUM_AS_PROVEN = worst_case.SUPREMUM_AS_PROVEN
+EDGE = 0.97  # the edge mutant sits at EDGE x the supremum of the measured side: refuted only by a strong search
+
+# The smallest c with measured <= c x the printed bound (sltcheck.repaired): the statement's K = 1
+# must be 25/24, the proof's 2 is 48/25 times too large.
+REPAIRED_CONSTANTS = [
+    {"variant": "as-stated", "constant": SUPREMUM_AS_STATED, "exact": "25/24", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma13/worst_case.py",
+     "why": "1 + 1/(8 alpha^2 (2 alpha^2 + 1)) at d1 = H = 1, largest at alpha = 1; the fraction "
+            "5/(3 e^2 + 5) of the tokens at +alpha is irrational: approached, never attained"},
+    {"variant": "as-proven", "constant": SUPREMUM_AS_PROVEN, "exact": "25/48", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma13/worst_case.py", "why": "half the as-stated supremum"},
+]
+
+supremum = partial(supremum_bound, with_block=True)
 
 MUTANTS = [
     Mutant(
-        "best-known-0.9",
-        f"{EDGE} x the best ratio known ({BEST_KNOWN}) times the as-proven bound",
-        partial(lipschitz_bound, factor=2.0 * EDGE * BEST_KNOWN, eps_weight=2.0),
+        "supremum-0.97",
+        f"{EDGE} x the supremum of the left side at d1 = 1, 2 eps_max (H phi(alpha^2 / sqrt(d_K)) + 1): refuted "
+        "only by a search that gets within 3% (two token values at +-alpha in the right proportion)",
+        partial(supremum_bound, fraction=EDGE, with_block=True),
     ),
     Mutant(
         "no-fc-spectral",
@@ -146,13 +156,20 @@ MUTANTS = [
 ]
 
 
-# The lower end of the bracket at the slack table's parameters, as
-# worst_case.supremum(H=1, d1=2, L=1, alpha=2.0, eps_max=0.05, random_starts=1)["lower"] computes it
+# The lower end of the bracket at the slack table's d1 = 2 parameters, as
+# worst_case.supremum(H=1, d1=2, L=1, alpha=2.0, eps_max=0.05, random_starts=1)["lower"] computes it: the
+# larger of Lemma 12's dedicated search and worst_case.WITNESS, the worst-case search's best there
 # (tests/test_search.py recomputes it).
-BRACKET_LOWER = 0.6669493480265904
+BRACKET_LOWER = 0.6974488686580174
 
 
-# Search power (sltcheck.harness.power): at the slack table's parameters the search's best
-# measured value must reach the lower end of the bracket in sltcheck.statements.lemma13.worst_case.
-POWER_CASES = [{"fixed": {"H": 1, "d1": 2, "alpha": 2.0, "eps_max": 0.05, "L": 1}, "variant": "as-proven",
-                "lower": BRACKET_LOWER}]
+# Search power (sltcheck.harness.power): at d1 = 1 the search, not told the two token values nor their
+# fraction, must reach the proved supremum of the measured side (its torch twin gives the climbs their
+# gradients); at the slack table's d1 = 2 parameters its best measured value must reach the lower end of
+# the bracket in sltcheck.statements.lemma13.worst_case.
+POWER_CASES = [
+    {"fixed": {"H": 1, "d1": 1, "dK": 1, "dV": 1, "L": 1, "alpha": 1.0}, "supremum": supremum,
+     "differentiable": "supremum"},
+    {"fixed": {"H": 1, "d1": 2, "alpha": 2.0, "eps_max": 0.05, "L": 1}, "variant": "as-proven",
+     "lower": BRACKET_LOWER},
+]

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from functools import partial
 
-from sltcheck.statements.lemma12.differentiable import lipschitz_bound, output_shift, project
+from sltcheck.statements.lemma12.differentiable import EDGE, lipschitz_bound, output_shift, project, supremum_bound
 
 measured = partial(output_shift, with_block=True)
 
 BOUNDS = {
     "as-proven": partial(lipschitz_bound, factor=2.0, eps_weight=2.0),
     "as-stated": partial(lipschitz_bound, factor=1.0, eps_weight=2.0),
+    "supremum": partial(supremum_bound, with_block=True),
+    "mutant:supremum-0.97": partial(supremum_bound, fraction=EDGE, with_block=True),
 }
 
 __all__ = ["BOUNDS", "measured", "project"]

@@ -1,13 +1,19 @@
 """Lemma 13's families for the branch-and-bound (:mod:`sltcheck.certify`): Lemma 12's families
 (:mod:`sltcheck.statements.lemma12.family`) with one FC layer (L = 1, its weight w = 1: the block
 is (1 + w)(Attn + x)), under ``as-proven`` (expected to hold) and ``as-stated`` (known false at
-T = 4: ``COUNTEREXAMPLES["as-stated"]``). No seed is given by hand: ``sltcheck certify`` seeds each
-family itself with the worst-case search restricted to the family's shape (``search_fixed``) and
-climbs from the best points it finds."""
+T = 4: ``COUNTEREXAMPLES["as-stated"]``), and the fraction families
+(:mod:`sltcheck.statements.lemma12.fraction`: two token values at any fraction, any T). No seed is
+given by hand: ``sltcheck certify`` seeds each family itself with the worst-case search restricted to
+the family's shape (``search_fixed``) and climbs from the best points it finds."""
 
 from __future__ import annotations
 
 from sltcheck.statements.lemma12.family import families
+from sltcheck.statements.lemma12.fraction import fraction_families
 
 FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
                     expected={"as-stated": {4: "counterexample"}})
+# Two token values at any fraction (any T): the closed form of worst_case.py (25/48 as proven) certified
+# over the fraction; as stated the family holds the counterexamples up to 25/24.
+FAMILIES += fraction_families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
+                              expected={"as-stated": "counterexample"}, known={"as-proven": 25 / 48})

@@ -7,9 +7,15 @@ from functools import partial
 
 from sltcheck.statements.lemma12.instances import project, start
 from sltcheck.statements.lemma12.lipschitz_instances import BLOCK_FREE as FREE
-from sltcheck.statements.lemma12.lipschitz_instances import lipschitz_instances, lipschitz_shapes
+from sltcheck.statements.lemma12.lipschitz_instances import (
+    RELATIVE,
+    SEQUENCE,
+    limits,
+    lipschitz_instances,
+    lipschitz_shapes,
+)
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "RELATIVE", "SEQUENCE", "limits", "instances", "project", "shapes", "start"]
 
 # Lemma 12's instances with the block's FC layers (``block=True``); projection and starts as Lemma 12's.
 instances = partial(lipschitz_instances, block=True)

@@ -55,6 +55,17 @@ as_stated = _linear(4.0)
 VARIANTS = {"as-stated": as_stated, "via-lemma8": via_lemma8}
 DEFAULT_VARIANT = "as-stated"
 
+# The smallest c with measured <= c x the printed bound (sltcheck.repaired): Lemma 8's supremum
+# 2 alpha tanh(e/2) over each bound, largest at d1 = 1 and e -> 0 (lemma8/worst_case.py).
+REPAIRED_CONSTANTS = [
+    {"variant": "as-stated", "constant": 0.25, "exact": "1/4", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma8/worst_case.py",
+     "why": "2 tanh(eps/2) / (4 sqrt(d1) eps) decreases in eps: 1/4 at d1 = 1 as eps -> 0"},
+    {"variant": "via-lemma8", "constant": 0.5, "exact": "1/2", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma8/worst_case.py",
+     "why": "2 tanh(eps/2) / (sqrt(d1) (e^{2 eps} - 1)): 1/2 at d1 = 1 as eps -> 0"},
+]
+
 MUTANTS = [
     Mutant(
         "quadratic",

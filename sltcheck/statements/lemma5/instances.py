@@ -9,13 +9,14 @@ from sltcheck.harness import boundary
 from sltcheck.statements import Instance
 from sltcheck.statements.lemma8.softmax_instances import (
     FREE,
+    SEQUENCE,
     SHAPES,
     project_softmax,
     softmax_instances,
     softmax_start,
 )
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:

@@ -42,7 +42,7 @@ import numpy as np
 from sltcheck.model import reference
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statements import Instance, Mutant, multiplicity_of
 
 ASSUMPTIONS = ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows")
 
@@ -55,10 +55,12 @@ def expm1(value: object, dps: int | None) -> object:
 
 
 def softmax_shift_rows(
-    logits: np.ndarray, mask: np.ndarray, perturbation: np.ndarray, X: np.ndarray
+    logits: np.ndarray, mask: np.ndarray, perturbation: np.ndarray, X: np.ndarray,
+    multiplicity: np.ndarray | None = None,
 ) -> np.ndarray:
-    """float64 ||(sigma(l_i + eps_i) - sigma(l_i)) X|| for every row, without cancellation."""
-    p = reference.masked_softmax(logits, mask)
+    """float64 ||(sigma(l_i + eps_i) - sigma(l_i)) X|| for every row, without cancellation
+    (``multiplicity``: token k counted n_k times, see ``reference.masked_softmax``)."""
+    p = reference.masked_softmax(logits, mask, None, multiplicity)
     attended = np.asarray(mask).astype(bool)
     eps = np.where(attended, perturbation, 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -77,33 +79,37 @@ def softmax_shift(
     X: np.ndarray,
     eps_max: float,
     dps: int | None,
+    multiplicity: np.ndarray | None = None,
 ) -> object:
-    """max_i ||sigma(l_i; a_i) X - sigma(l_i + eps_i; a_i) X||."""
+    """max_i ||sigma(l_i; a_i) X - sigma(l_i + eps_i; a_i) X|| (token k counted ``multiplicity[k]`` times)."""
     from sltcheck.harness import deciding_rows  # local: the harness imports statements
 
-    scores = softmax_shift_rows(logits, mask, perturbation, X)
+    scores = softmax_shift_rows(logits, mask, perturbation, X, multiplicity)
     if dps is None:
         return float(scores.max())
     rows = deciding_rows(scores)
     lost = max(0, math.ceil(-math.log10(eps_max))) if eps_max > 0 else 0
     work = dps + lost + 5
-    worst = max(_row_shift(logits[i], mask[i], perturbation[i], X, work) for i in rows)
+    worst = max(_row_shift(logits[i], mask[i], perturbation[i], X, work, multiplicity) for i in rows)
     with mpmath.workdps(dps):
         return +worst
 
 
 def _row_shift(
-    logit_row: np.ndarray, mask_row: np.ndarray, eps_row: np.ndarray, X: np.ndarray, dps: int
+    logit_row: np.ndarray, mask_row: np.ndarray, eps_row: np.ndarray, X: np.ndarray, dps: int,
+    multiplicity: np.ndarray | None = None,
 ) -> mpmath.mpf:
     """||sigma(l; a) X - sigma(l + eps; a) X|| for one row, by the definition, at ``dps`` digits."""
     attended = np.flatnonzero(np.asarray(mask_row).astype(bool))
+    counts = np.ones(len(mask_row)) if multiplicity is None else np.asarray(multiplicity, dtype=np.float64)
     with mpmath.workdps(dps):
         base = [mpmath.mpf(float(v)) for v in logit_row[attended]]
         shifted = [b + mpmath.mpf(float(e)) for b, e in zip(base, eps_row[attended], strict=True)]
+        n = [mpmath.mpf(float(c)) for c in counts[attended]]
 
         def softmax(values: list[mpmath.mpf]) -> list[mpmath.mpf]:
             peak = max(values)
-            weights = [mpmath.exp(v - peak) for v in values]
+            weights = [m * mpmath.exp(v - peak) for m, v in zip(n, values, strict=True)]
             total = mpmath.fsum(weights)
             return [w / total for w in weights]
 
@@ -124,6 +130,7 @@ def measured(instance: Instance, dps: int | None) -> object:
         np.asarray(instance["X"], dtype=np.float64),
         float(instance["eps_max"]),  # type: ignore[arg-type]
         dps,
+        multiplicity_of(instance),
     )
 
 
@@ -160,6 +167,14 @@ def supremum_fraction(fraction: float):  # noqa: ANN201
 
 VARIANTS = {"as-stated": as_stated}
 DEFAULT_VARIANT = "as-stated"
+
+# The smallest c with measured <= c x the printed bound (sltcheck.repaired): the ratio's supremum
+# 2 tanh(e/2) / (sqrt(d1) (e^{2e} - 1)) at its largest, d1 = 1 and e -> 0 (worst_case.py).
+REPAIRED_CONSTANTS = [
+    {"variant": "as-stated", "constant": 0.5, "exact": "1/2", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/lemma8/worst_case.py",
+     "why": "sup = 2 alpha tanh(eps/2) (attained); over the bound it tends to 1/2 at d1 = 1 as eps -> 0"},
+]
 
 MUTANTS = [
     Mutant(

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from sltcheck.harness.differentiable import shrink_rows, tensor
+from sltcheck.harness.differentiable import attention_weights, log_multiplicity, shrink_rows, tensor
 from sltcheck.harness.strategies import INSIDE
 from sltcheck.statements.lemma8.instances import EPS_HIGH
 
@@ -51,9 +51,10 @@ def project_softmax(fields: Fields, eps_high: float) -> Fields:
 project = partial(project_softmax, eps_high=EPS_HIGH)
 
 
-def sigma(logits: torch.Tensor, attends: torch.Tensor) -> torch.Tensor:
-    """sigma(l_i; a_i) for every row i: masked entries get probability 0."""
-    return torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
+def sigma(logits: torch.Tensor, attends: torch.Tensor, log_counts: torch.Tensor | None = None) -> torch.Tensor:
+    """sigma(l_i; a_i) for every row i: masked entries get probability 0 (token k counted n_k times,
+    ``log_counts`` = log n)."""
+    return attention_weights(logits, attends, log_counts)
 
 
 def softmax_shift(fields: Fields) -> torch.Tensor:
@@ -61,7 +62,7 @@ def softmax_shift(fields: Fields) -> torch.Tensor:
     p'_k = p_k e^{eps_k} / Z with Z = sum_j p_j e^{eps_j}, so p'_k - p_k = p_k expm1(eps_k - log Z),
     log Z = log1p(sum_j p_j expm1(eps_j)) (the definition's difference would cancel all its
     digits at tiny eps_max, and the climb would follow the noise)."""
-    p = sigma(fields["logits"], torch.as_tensor(fields["mask"]).to(torch.bool))
+    p = sigma(fields["logits"], torch.as_tensor(fields["mask"]).to(torch.bool), log_multiplicity(fields))
     eps = fields["perturbation"]
     log_z = torch.log1p((p * torch.expm1(eps)).sum(dim=-1, keepdim=True))
     shift = (p * torch.expm1(eps - log_z)) @ fields["X"]

@@ -9,6 +9,7 @@ from sltcheck.harness import boundary
 from sltcheck.statements import Instance
 from sltcheck.statements.lemma8.softmax_instances import (
     FREE,
+    SEQUENCE,
     SHAPES,
     project_softmax,
     softmax_instances,
@@ -17,7 +18,7 @@ from sltcheck.statements.lemma8.softmax_instances import (
 
 EPS_HIGH = 3.0  # Lemma 8 allows any eps_max >= 0; beyond ~3 the bound is astronomically loose
 
-__all__ = ["FREE", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "start"]
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:

@@ -7,10 +7,15 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.sequence import Structure
 from sltcheck.statements import Instance
 
 FREE = ("alpha", "X", "logits", "perturbation", "eps_max")
 SHAPES = {"d1": (1, 2), "T": (1, 2, 3, 4, 5, 6)}
+# The search's sequence structure (sltcheck.harness.sequence): tokens are the rows of X and the rows
+# and columns of the logits and perturbations. Token k counted n_k times is logit l_k + log n_k, so
+# here the fractions add nothing a logit cannot do; they keep Lemmas 5 and 8 on the same footing.
+SEQUENCE = Structure({"X": 1, "logits": 2, "perturbation": 2})
 OVERSHOOT = 16.0  # how far a dropped assumption is broken
 
 

@@ -30,7 +30,14 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
-from sltcheck.harness.differentiable import feedforward, into_unit_ball, shrink_rows, spectral_norm
+from sltcheck.harness.differentiable import (
+    attention_weights,
+    feedforward,
+    into_unit_ball,
+    log_multiplicity,
+    shrink_rows,
+    spectral_norm,
+)
 from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
 
@@ -93,16 +100,18 @@ def block_of(fields: Fields) -> Block:
 
 
 def attention(X: torch.Tensor, attends: torch.Tensor, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
-              O: torch.Tensor) -> torch.Tensor:  # noqa: E741
-    """Attn(x_i) = sum_j sigma(x_i^T Q^(j) (X K^(j))^T / sqrt(d_K); a_i) X V^(j) O^(j): (T, d2)."""
+              O: torch.Tensor, log_counts: torch.Tensor | None = None) -> torch.Tensor:  # noqa: E741
+    """Attn(x_i) = sum_j sigma(x_i^T Q^(j) (X K^(j))^T / sqrt(d_K); a_i) X V^(j) O^(j): (T, d2); token k
+    counted n_k times (``log_counts`` = log n, or None)."""
     logits = (X @ Q) @ (X @ K).transpose(-1, -2) / math.sqrt(Q.shape[-1])  # (H, T, T)
-    p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)
+    p = attention_weights(logits, attends, log_counts)
     return (p @ X @ V @ O).sum(dim=0)
 
 
 def block(X: torch.Tensor, attends: torch.Tensor, weights: tuple[torch.Tensor, ...],
-          layers: tuple[torch.Tensor, ...]) -> torch.Tensor:
-    z = attention(X, attends, *weights) + X
+          layers: tuple[torch.Tensor, ...], log_counts: torch.Tensor | None = None) -> torch.Tensor:
+    Q, K, V, O = weights  # noqa: E741
+    z = attention(X, attends, Q, K, V, O, log_counts) + X
     return feedforward(layers, z) + z
 
 
@@ -114,8 +123,8 @@ def measured(fields: Fields) -> torch.Tensor:
     """max_i ||Blk_S(x_i) - Blk_T(x_i)||."""
     attends = torch.as_tensor(fields["mask"]).to(torch.bool)
     blk = block_of(fields)
-    X = _tensor(fields["X"])
-    return gap(block(X, attends, blk.source, blk.source_fc), block(X, attends, blk.target, blk.fc))
+    X, counts = _tensor(fields["X"]), log_multiplicity(fields)
+    return gap(block(X, attends, blk.source, blk.source_fc, counts), block(X, attends, blk.target, blk.fc, counts))
 
 
 # --- Theorem 9's chain, Eqs. 14-17 ---------------------------------------------------------------

@@ -23,6 +23,7 @@ from sltcheck.statements import Instance
 from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
     BLOCK_SHAPES,
+    SEQUENCE,
     edge_plan,
     edge_sequence,
     fc_pair,
@@ -37,9 +38,10 @@ from sltcheck.statements.theorem9.chain_instances import (
 )
 from sltcheck.statements.theorem11 import make_instance
 
-__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+__all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "simplifications", "start"]
 
 simplifications = fewer_tokens  # for sltcheck.harness.simplify
+SEQUENCE = SEQUENCE  # sltcheck.harness.sequence
 
 CORNER_ODDS = 9  # generation draws the d = 1 corner on about one draw in CORNER_ODDS + 1
 MIN_ERROR = 1e-6  # smallest perturbation of a perturbed projection in generic draws

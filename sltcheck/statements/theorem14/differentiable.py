@@ -16,7 +16,7 @@ per-block Theorem 11 term is :func:`sltcheck.statements.theorem11.differentiable
 ``sharp``: the corrected Lemma 12 per head, sqrt(d1) (beta expm1(2 ||W_QK|| (2 beta D + D^2)) + D)
 ||W_VO|| (without sqrt(d1) for sharp), times (1 + Lip F_T), growth (1 + Lip F_T)(1 + sqrt(d1)
 sum_j ||W_VO^(j)||), Theorem 11 ``tight``/``sharp`` at beta_b + Delta_b, beta_1 the largest token
-norm; the edge mutant ``best-known-0.9``: EDGE x BEST_KNOWN x the as-proven bound.
+norm; the edge mutant ``supremum-0.97``: EDGE x SUPREMUM x the as-proven bound.
 ``project`` is :func:`sltcheck.statements.theorem9.chain_instances.project` on tensors (the same
 map as Theorem 11's, on the stacked blocks).
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from sltcheck.harness.differentiable import spectral_norm
+from sltcheck.harness.differentiable import log_multiplicity, spectral_norm
 from sltcheck.statements.theorem11.differentiable import (
     SOURCE,
     TARGET,
@@ -46,7 +46,7 @@ from sltcheck.statements.theorem11.differentiable import (
     project,
     tensors,
 )
-from sltcheck.statements.theorem14 import BEST_KNOWN, EDGE
+from sltcheck.statements.theorem14 import EDGE, SUPREMUM
 
 Fields = dict[str, Any]
 # One value-and-gradient (a graph of many small ops, then backward) costs about three numpy
@@ -69,10 +69,10 @@ def measured(fields: Fields) -> torch.Tensor:
     """max_i ||Tf_S(x_i) - Tf_T(x_i)||."""
     attends = torch.as_tensor(fields["mask"]).to(torch.bool)
     X = torch.as_tensor(fields["X"], dtype=torch.float64)
-    target, source = X, X
+    target, source, counts = X, X, log_multiplicity(fields)  # with a full mask copies stay copies
     for blk in blocks_of(fields):
-        target = block(target, attends, blk.target, blk.fc)
-        source = block(source, attends, blk.source, blk.source_fc)
+        target = block(target, attends, blk.target, blk.fc, counts)
+        source = block(source, attends, blk.source, blk.source_fc, counts)
     return gap(source, target)
 
 
@@ -153,7 +153,7 @@ def bound(fields: Fields, *, variant: str) -> torch.Tensor:
 VARIANTS = ("as-proven", "lemma13-as-stated", "as-stated", "tight", "sharp")
 BOUNDS = {
     **{name: partial(bound, variant=name) for name in VARIANTS},
-    "mutant:best-known-0.9": lambda fields: EDGE * BEST_KNOWN * chain(fields),
+    "mutant:supremum-0.97": lambda fields: EDGE * SUPREMUM * chain(fields),
 }
 
 __all__ = ["BOUNDS", "measured", "project"]

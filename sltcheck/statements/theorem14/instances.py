@@ -22,6 +22,7 @@ from sltcheck.model.weights import TransformerWeights
 from sltcheck.statements import Instance
 from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
 from sltcheck.statements.theorem9.chain_instances import (
+    STACKED_SEQUENCE,
     TRANSFORMER_SHAPES,
     edge_plan,
     edge_sequence,
@@ -35,9 +36,10 @@ from sltcheck.statements.theorem9.chain_instances import (
 from sltcheck.statements.theorem11.instances import block_pair, block_start
 from sltcheck.statements.theorem14 import make_instance
 
-__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+__all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "simplifications", "start"]
 
 simplifications = fewer_tokens  # for sltcheck.harness.simplify
+SEQUENCE = STACKED_SEQUENCE  # sltcheck.harness.sequence
 
 # The chain's worst corner (found by the worst-case search, then built in): the last block's
 # source far off its target, the earlier blocks' sources off by a few units. The last block's

@@ -1,4 +1,51 @@
-"""Theorem 14 (the deterministic chain of a B-block transformer, per achieved errors): a bracket.
+"""Theorem 14 (the deterministic chain of a B-block transformer, per achieved errors): the supremum of
+measured / bound for the default (as-proven) chain, proved; the measured side's own supremum, a bracket.
+
+The as-proven chain is tight: sup measured / bound = 1, approached, never attained.
+
+Claim. For every admissible instance (any B >= 2, H, d1, L, T, mask, errors), measured <= the as-proven
+chain (:func:`sltcheck.statements.theorem14.chain`); and on the family :func:`tight_instance` (B = 2,
+d1 = H = L = 1, one token at alpha, targets W_QK = 0, W_VO = 1, FC layer 1; block 1's source
+S_VO = 1 + e_1 with e_1 >= 2, block 2's S_VO = 1 + e_2, everything else exact) the ratio is
+
+    (2 e_2 alpha_2 + 4 Delta_2) / (2 e_2 alpha_2 + L13(beta_2, Delta_2)) -> 1 as e_2 -> infinity,
+
+with beta_2 = 4 alpha, Delta_2 = 2 alpha e_1 >= beta_2, alpha_2 = beta_2 + Delta_2 and
+L13(beta, Delta) = 2 (beta (e^{4 beta Delta} - 1) + 2 Delta) > 4 Delta (so it is never 1).
+
+Proof. Write x^(b), x'^(b) for the inputs of the b-th target and source blocks and Delta_b for the chain's
+value (Delta_1 = 0), beta_b = alpha (4 H sqrt(d1))^{b-1}, alpha_b = max(2 beta_b, beta_b + Delta_b) (b >= 2).
+(1) ||x_k^(b)|| <= beta_b: ||Blk_T(x)|| <= ||F_T(z)|| + ||z|| <= 2 ||z|| (layers of norm <= 1, F_T(0) = 0),
+||z|| <= ||Attn_T(x)|| + ||x|| <= (H + 1) max_k ||x_k|| <= 4 H sqrt(d1) max_k ||x_k|| / 2.
+(2) Row by row, ||x_i^(b+1) - x_i'^(b+1)||
+<= ||Blk_T(x^(b))_i - Blk_T(x'^(b))_i|| + ||Blk_T(x'^(b))_i - Blk_S(x'^(b))_i||.
+(3) The first term, by induction ||x_k - x'_k|| <= Delta_b and ||x'_k|| <= beta_b + Delta_b: the logits move
+by at most 2 beta Delta + Delta^2 (not 2 beta Delta: the gap :mod:`sltcheck.statements.theorem14` notes), so
+Lemma 8's supremum and the block's doubling give :func:`block_lipschitz`:
+2 (H (2 beta tanh(beta Delta + Delta^2 / 2) + Delta) + Delta). With tanh u <= u, and
+2 beta^2 Delta + beta Delta^2 <= beta (4 beta Delta + 8 beta^2 Delta^2) <= beta (e^{4 beta Delta} - 1) (as
+8 beta^2 >= 1: beta >= alpha >= 1) and (H + 1) Delta <= 2 H sqrt(d1) Delta, this is at most Lemma 13 as
+proven, 2 H sqrt(d1) (beta (e^{4 beta Delta} - 1) + 2 Delta): the gap is absorbed by the proof's slack.
+(4) The second term is Theorem 11's for inputs of norm <= beta_b + Delta_b <= alpha_b, at most its
+as-proven chain at alpha_b (:mod:`sltcheck.statements.theorem11.worst_case`: that chain bounds U_11 from
+above), which increases with the token bound.
+(5) Both terms increase with Delta_b, so by induction the actual error stays below Delta_{b+1} at every
+block, and measured <= Delta_{B+1}, the chain: sup <= 1.
+(6) The family. With one token and d1 = 1 everything is a number: x^(2) = Blk_T(alpha) = 4 alpha = beta_2,
+x'^(2) = 2 (2 + e_1) alpha, so Delta_2 = 2 alpha e_1 (block 1's chain is exactly that: Theorem 11's as-proven
+chain is attained on e_QK = e_FC = 0 at d1 = 1), and with e_1 >= 2, Delta_2 >= beta_2 so
+alpha_2 = beta_2 + Delta_2 = ||x'^(2)||. The output gap is 2 (2 + e_2) x'^(2) - 4 x^(2) = 2 e_2 alpha_2 + 4 Delta_2,
+and the chain is L13(beta_2, Delta_2) + 2 e_2 alpha_2 (Theorem 11's chain at alpha_2, the value term only):
+the ratio above. It tends to 1 as e_2 grows (at e_1 = 2, alpha = 1: 1 - 3e-13 at e_2 = 1e40), but only
+once 2 e_2 alpha_2 dwarfs L13 ~ beta_2 e^{4 beta_2 Delta_2} >= 4 alpha e^{64 alpha^2}: the search's
+best instances have source weights ~1e20 off their targets and more. With Delta_2 < beta_2 (a small
+block-1 error) alpha_2 = 2 beta_2 > ||x'^(2)|| and the ratio tends to (beta_2 + Delta_2) / (2 beta_2) < 1
+instead: the source-input bound 2 beta_b is loose unless block 1's error is as large as beta_2.  []
+
+The edge mutant ``supremum-0.97`` is 0.97 times the as-proven chain; the power table holds the search to
+the supremum 1 (``POWER_CASES``).
+
+The measured side itself (a bracket, for the slack table):
 
 Parameters: those of Theorem 11 (the same errors in every block) and B >= 2. The measured side is
 max_i ||Tf_S(x_i) - Tf_T(x_i)|| over targets and sources as in Theorem 11, block by block.
@@ -80,6 +127,37 @@ def upper_of(instance: dict[str, Any], dps: int = 30) -> Any:
             beta = 2 * (H + 1) * beta
     with mpmath.workdps(dps):
         return +delta
+
+
+def tight_instance(alpha: float, e_first: float, e_last: float, H: int = 1) -> dict[str, Any]:
+    """The docstring's family on which measured / the as-proven chain -> 1: B = 2, d1 = L = 1, one token at
+    alpha, the one-token ray blocks of :mod:`sltcheck.statements.theorem11.worst_case` with value errors
+    ``e_first`` (block 1; >= 2 makes the source input reach alpha_2) and ``e_last`` (block 2)."""
+    from sltcheck.model.weights import BlockWeights, TransformerWeights
+    from sltcheck.statements import theorem14 as t14
+
+    pairs = []
+    for e_vo in (e_first, e_last):
+        (t_attn, s_attn), (t_fc, s_fc) = w11.ray_attention(H, 1, 0.0, e_vo), w11.ray_fc(1, [0.0])
+        pairs.append((BlockWeights(t_attn, t_fc), BlockWeights(s_attn, s_fc)))
+    target = TransformerWeights(tuple(t for t, _ in pairs))
+    source = TransformerWeights(tuple(s for _, s in pairs))
+    return t14.make_instance(target, source, tokens(alpha, 1, (1,)), np.ones((1, 1), dtype=np.int8), alpha)
+
+
+def tight_ratio(alpha: float, e_first: float, e_last: float) -> float:
+    """The docstring's closed form of measured / bound on :func:`tight_instance` (H = 1, e_first >= 2)."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        beta, delta = 4 * mpmath.mpf(alpha), 2 * mpmath.mpf(alpha) * e_first
+        top = beta + delta
+        lemma13 = 2 * (beta * mpmath.expm1(4 * beta * delta) + 2 * delta)
+        return float((2 * e_last * top + 4 * delta) / (2 * e_last * top + lemma13))
+
+
+# The supremum of measured / the as-proven chain over every instance (the docstring's claim).
+SUPREMUM = 1.0
 
 
 def ray_instance(H: int, d1: int, B: int, alpha: float, e_qk: float, e_vo: float,

@@ -108,7 +108,7 @@ from sltcheck.numerics.arithmetic import (
     stated_or_proven,
 )
 from sltcheck.numerics.defaults import GUARD_DIGITS
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statements import Instance, Mutant, multiplicity_of
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
 MODES = ("as-proven", "tight", "sharp")
@@ -202,21 +202,24 @@ def output_floor(outputs: np.ndarray, alpha: object, dps: int | None) -> float:
     return scale * (FLOAT64_FLOOR if dps is None else 10.0 ** (GUARD_DIGITS - dps))
 
 
-Forward = Callable[[np.ndarray, np.ndarray, Any, int | None], np.ndarray]  # (X, mask, weights, dps)
+# (X, mask, weights, dps, multiplicity): reference.mha, block or transformer
+Forward = Callable[[np.ndarray, np.ndarray, Any, int | None, Any], np.ndarray]
 
 
 def instance_output_floor(forward: Forward, instance: Instance, target: Any, dps: int | None) -> float:
     """``output_floor`` of ``forward``'s target outputs at the instance's tokens and mask."""
     X, mask = np.asarray(instance["X"], dtype=np.float64), np.asarray(instance["mask"])
-    return output_floor(forward(X, mask, target, None), instance["alpha"], dps)
+    return output_floor(forward(X, mask, target, None, multiplicity_of(instance)), instance["alpha"], dps)
 
 
 def instance_output_gap(forward: Forward, instance: Instance, target: Any, source: Any, dps: int | None) -> Any:
-    """``output_gap`` of ``forward`` at the instance's tokens and mask."""
+    """``output_gap`` of ``forward`` at the instance's tokens and mask (token k counted
+    ``multiplicity[k]`` times where the instance carries multiplicities)."""
     mask = np.asarray(instance["mask"])
+    counts = multiplicity_of(instance)
 
     def run(X: np.ndarray, weights: Any, work: int | None) -> np.ndarray:
-        return forward(X, mask, weights, work)
+        return forward(X, mask, weights, work, counts)
 
     X = np.asarray(instance["X"], dtype=np.float64)
     return output_gap(run, target, source, X, mask, dps)

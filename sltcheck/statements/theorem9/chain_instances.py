@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.sequence import Structure
 from sltcheck.model.weights import FCWeights, MHAWeights
 from sltcheck.statements import Instance
 
@@ -43,6 +44,11 @@ BLOCK_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 
 VISIBLE = 1e-3  # norm of the smallest target projection / token in non-degenerate draws (see ``visible``)
 TRANSFORMER_SHAPES = {"d1": (1, 2), "H": (1, 2), "dK": (1, 2), "dV": (1, 2), "L": (1, 2), "B": (2, 3),
                       "T": (1, 2, 3, 4)}
+# The search's sequence structure (sltcheck.harness.sequence): the tokens are the rows of X. One block
+# keeps it under a causal mask too; stacked blocks (Theorem 14) only under the full mask (a causal
+# block's copies of one token leave it different, so the next block no longer sees copies).
+SEQUENCE = Structure({"X": 1})
+STACKED_SEQUENCE = Structure({"X": 1}, causal=False)
 
 
 def visible(stack: np.ndarray, floor: float = VISIBLE) -> np.ndarray:

@@ -33,7 +33,14 @@ from typing import Any
 import torch
 
 from sltcheck.harness.boundary import least_alpha
-from sltcheck.harness.differentiable import into_unit_ball, shrink_rows, spectral_norm, tensor
+from sltcheck.harness.differentiable import (
+    attention_weights,
+    into_unit_ball,
+    log_multiplicity,
+    shrink_rows,
+    spectral_norm,
+    tensor,
+)
 from sltcheck.harness.strategies import INSIDE
 
 Fields = dict[str, Any]
@@ -58,17 +65,21 @@ def project(fields: Fields) -> Fields:
 
 
 def attention(X: torch.Tensor, attends: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor,
-              W_V: torch.Tensor, W_O: torch.Tensor) -> torch.Tensor:
-    """Attn(x_i; X) for every row i, (T, d2): the heads (H, d1, .) summed (Eq. 1's per-head form)."""
+              W_V: torch.Tensor, W_O: torch.Tensor, log_counts: torch.Tensor | None = None) -> torch.Tensor:
+    """Attn(x_i; X) for every row i, (T, d2): the heads (H, d1, .) summed (Eq. 1's per-head form);
+    token k counted n_k times (``log_counts`` = log n, or None)."""
     logits = (X @ W_Q) @ (X @ W_K).transpose(-1, -2) / math.sqrt(W_Q.shape[-1])
-    p = torch.softmax(logits.masked_fill(~attends, -math.inf), dim=-1)  # sigma(.; a_i), (H, T, T)
+    p = attention_weights(logits, attends, log_counts)  # sigma(.; a_i), (H, T, T)
     return (p @ X @ W_V @ W_O).sum(dim=0)
 
 
 def measured(fields: Fields) -> torch.Tensor:
     attends = torch.as_tensor(fields["mask"]).to(torch.bool)
-    target = attention(fields["X"], attends, *(fields[k] for k in TARGET))
-    source = attention(fields["X"], attends, *(fields[k] for k in SOURCE))
+    counts = log_multiplicity(fields)
+    W_Q, W_K, W_V, W_O = (fields[k] for k in TARGET)
+    S_Q, S_K, S_V, S_O = (fields[k] for k in SOURCE)
+    target = attention(fields["X"], attends, W_Q, W_K, W_V, W_O, counts)
+    source = attention(fields["X"], attends, S_Q, S_K, S_V, S_O, counts)
     return torch.linalg.vector_norm(source - target, dim=-1).max()
 
 

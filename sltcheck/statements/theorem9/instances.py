@@ -11,6 +11,7 @@ from sltcheck.statements.theorem9 import make_instance
 from sltcheck.statements.theorem9.chain_instances import (
     FREE,
     MHA_SHAPES,
+    SEQUENCE,
     dims,
     edge_plan,
     edge_sequence,
@@ -23,9 +24,10 @@ from sltcheck.statements.theorem9.chain_instances import (
     sequence_start,
 )
 
-__all__ = ["FREE", "instances", "project", "shapes", "simplifications", "start"]
+__all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "simplifications", "start"]
 
 simplifications = fewer_tokens  # for sltcheck.harness.simplify
+SEQUENCE = SEQUENCE  # sltcheck.harness.sequence
 
 
 def instances(drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:
