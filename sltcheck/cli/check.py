@@ -71,13 +71,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _findings_arguments(parser: argparse.ArgumentParser) -> None:
     from sltcheck.cli.options import INPUT_FILE, readme
-    from sltcheck.report.findings_text import END, START
+    from sltcheck.report.findings_text import END, HEADLINE_END, HEADLINE_START, START
 
     parser.add_argument("--in", dest="source", required=True, metavar="FILE", type=INPUT_FILE,
                         help="a findings.json of sltcheck check")
     parser.add_argument("--readme", metavar="FILE", type=readme(START, END),
                         help="rewrite the generated section of this file between its markers, e.g. "
                              "docs/results/findings.md (else print)")
+    parser.add_argument("--headline", metavar="FILE", type=readme(HEADLINE_START, HEADLINE_END),
+                        help="also rewrite the few lines of findings between this file's headline markers, "
+                             "e.g. README.md (they link to the findings page)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,9 +124,12 @@ def run_findings(args: argparse.Namespace) -> int:
         LOG.warning("note: %s carries no digest (written before sltcheck sealed its findings); "
                     "sltcheck check --replay re-decides its numbers", source)
     text = findings_text.render(dict(data), source.name)
+    if args.headline:
+        findings_text.rewrite_headline(Path(args.headline), findings_text.headline(dict(data)))
+        LOG.info("rewrote the headline findings of %s", args.headline)
     if args.readme:
         findings_text.rewrite(Path(args.readme), text)
         LOG.info("rewrote the findings section of %s", args.readme)
-    else:
+    elif not args.headline:
         print(text, end="")  # the section itself is the output
     return 0
