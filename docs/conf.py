@@ -7,7 +7,6 @@ literals or listed in ``nitpick_ignore_regex`` below), the tutorial notebook run
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 from pathlib import Path

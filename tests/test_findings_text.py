@@ -36,7 +36,8 @@ def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Pat
 
 def test_the_headline_lines_are_replaced_between_their_markers(lemma8_findings: Path, tmp_path: Path) -> None:
     readme, page = tmp_path / "README.md", tmp_path / "findings.md"
-    readme.write_text(f"intro\n{findings_text.HEADLINE_START}\nstale lines\n{findings_text.HEADLINE_END}\nquick start\n")
+    stale = f"intro\n{findings_text.HEADLINE_START}\nstale lines\n{findings_text.HEADLINE_END}\nquick start\n"
+    readme.write_text(stale)
     page.write_text(f"{findings_text.START}\n{findings_text.END}\n")
     assert main(["findings", "--in", str(lemma8_findings), "--readme", str(page), "--headline", str(readme)]) == 0
     text = readme.read_text()
