@@ -2,6 +2,38 @@
 
 The specification is Otsuka et al., "The Strong Lottery Ticket Hypothesis for
 Multi-Head Attention Mechanisms" (arXiv 2511.04217, AAAI 2026).
+
+The Python API (:mod:`sltcheck.api`): :func:`sltcheck.api.check`, :func:`sltcheck.api.replay`,
+``sltcheck.certify(...)`` (the package :mod:`sltcheck.certify`, callable) and
+:func:`sltcheck.repro.figure`. They are imported on first use, so ``import sltcheck`` stays light.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"  # the one place the version is set (pyproject.toml reads it)
+
+if TYPE_CHECKING:
+    from sltcheck.api import (  # noqa: F401 - imported on first use (__getattr__)
+        CertifyConfig,
+        CertifyResult,
+        CheckConfig,
+        CheckResult,
+        ReplayResult,
+        Table,
+        check,
+        replay,
+    )
+
+_API = ("CertifyConfig", "CertifyResult", "CheckConfig", "CheckResult", "ReplayResult", "Table", "check", "replay")
+__all__ = ["__version__", "certify", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        return getattr(importlib.import_module("sltcheck.api"), name)
+    if name == "certify":  # the package, callable as the function (sltcheck.api.certify)
+        return importlib.import_module("sltcheck.certify")
+    raise AttributeError(f"module 'sltcheck' has no attribute {name!r}")

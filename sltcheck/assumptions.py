@@ -1,12 +1,12 @@
 """Which assumption of which statement an instance violates.
 
 Every statement of the paper rests on a few hypotheses; this module names
-each one once (:data:`ASSUMPTIONS`) and says which statements use it
-(:data:`STATEMENT_ASSUMPTIONS`). :func:`violations` returns the named
+each one once (``ASSUMPTIONS``) and says which statements use it
+(``STATEMENT_ASSUMPTIONS``). :func:`violations` returns the named
 assumptions an instance breaks, with the measured value, so strategies can
 respect them, mutants can drop them and reports can explain a failure.
 
-Norms are decided in mpmath at :data:`CHECK_DPS` digits with no tolerance:
+Norms are decided in mpmath at ``CHECK_DPS`` digits with no tolerance:
 an instance built to sit exactly on a limit (a token on the alpha-sphere, a
 weight of spectral norm exactly 1) passes only if it is on or inside it at
 that precision.
@@ -80,6 +80,26 @@ STATEMENT_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
                   "square-block", "blocks-two", "eps-unit"),
 }
 
+
+#: Each assumption in LaTeX, for the report (typeset as MathML by :mod:`sltcheck.report.formulas`); its
+#: words stay in ``ASSUMPTIONS[name].text``.
+LATEX: dict[str, str] = {
+    "alpha-large": r"\alpha \ge \max\left(\sqrt{d_1}, \sqrt{d_2}\right)",
+    "token-norm": r"\|x_i\| \le \alpha \text{ for every token}",
+    "target-spectral": r"\|W_Q^{(j)}\|, \|W_K^{(j)}\|, \|W_V^{(j)}\|, \|W_O^{(j)}\| \le 1",
+    "matrix-spectral": r"\|W\| \le 1",
+    "matrix-entries": r"W_{ij} \in [-1, 1]",
+    "fc-spectral": r"\|W_l\| \le 1 \text{ for every FC layer}",
+    "mask-rows": r"\|a_i\|_1 \ge 1",
+    "eps-unit": r"0 < \epsilon < 1",
+    "eps-max-half": r"0 \le \epsilon_{\max} \le \tfrac{1}{2}",
+    "eps-max-nonneg": r"\epsilon_{\max} \ge 0",
+    "perturbation-max": r"\|\epsilon\|_{\max} \le \epsilon_{\max}",
+    "input-perturbation": r"\max_i \|x_i - x'_i\| \le \epsilon_{\max}",
+    "input-norm-unit": r"\|x\| \le 1",
+    "blocks-two": r"B \ge 2",
+    "square-block": r"d_1 = d_2",
+}
 
 def _mp(value: Any) -> mpmath.mpf:
     with mpmath.workdps(CHECK_DPS):

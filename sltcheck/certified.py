@@ -4,8 +4,8 @@ Both sides are enclosed in rigorous numbers of one of the backends of
 :mod:`sltcheck.numerics.balls`: arb balls (python-flint, the extra ``certify``; the default where
 it imports) or outward-rounded ``mpmath.iv`` intervals (the fallback, always installed); the
 result says which ("backend"). Every float64 field of an instance is converted exactly to a
-point, every +, -, *, /, exp, sqrt rounds outward, so each computed enclosure contains the exact
-real value of the side. Then (:func:`decide_interval`):
+point, every +, -, ``*``, /, exp, sqrt rounds outward, so each computed enclosure contains the exact
+real value of the side. Then (:func:`~sltcheck.numerics.intervals.decide_interval`):
 
 - "holds"     if sup(measured) <= inf(bound): measured <= bound is proved;
 - "violated"  if inf(measured) >  sup(bound): measured > bound is proved;
@@ -44,7 +44,8 @@ Not enclosed: Theorem 9's mutants (the edge mutants ``supremum-*`` are closed fo
 worst-case modules).
 
 The "as-stated" variants of Theorems 9, 11, 14 fall back to "as-proven" where eps* >= 1; where
-the enclosure of eps* straddles 1 the enclosure is the hull of both (:func:`stated_or_proven`).
+the enclosure of eps* straddles 1 the enclosure is the hull of both
+(:func:`~sltcheck.numerics.intervals.stated_or_proven`).
 An outcome left undecided by enclosures that cancelled most of their ``dps`` digits (a source
 within 1e-30 of its target, eps_max = 1e-30) is evaluated again at twice the precision, up to
 MAX_DPS digits by default ("work_dps" in the result), and no further once doubling the digits

@@ -111,7 +111,7 @@ def create_json_exclusive(path: str | Path, payload: object, *, indent: int | No
 
 
 def read_json(path: str | Path, what: str = "file") -> Any:
-    """The JSON in ``path``; a :class:`StoredResultError` (one line) if it is missing or not JSON."""
+    """The JSON in ``path``; a :class:`~sltcheck.errors.StoredResultError` (one line) if it is missing or not JSON."""
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")

@@ -35,7 +35,7 @@ class ConfigFile(TypedDict):
 
 
 def ensure_writable_directory(path: str | Path, option: str = "--out") -> Path:
-    """Create ``path`` if needed and prove it writable (a probe file), or raise :class:`UsageError`."""
+    """Create ``path`` if needed and prove it writable (a probe file), or raise :class:`~sltcheck.errors.UsageError`."""
     directory = Path(path)
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{option} {str(directory)!r} is a file; give a directory (a new one or a run to resume)")
@@ -144,7 +144,7 @@ _SQLITE_FULL, _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_NOTADB = 13, 10, 11, 26
 def store_error(error: sqlite3.Error, path: str | Path, what: str = "results store") -> Exception:
     """``error`` of the SQLite file ``path`` as what the user can act on: a full disk (or quota) is
     an ``OSError`` ENOSPC naming the file (one line from the command line, not "corrupted");
-    an unreadable or damaged file a :class:`StoredResultError` saying how to recover."""
+    an unreadable or damaged file a :class:`~sltcheck.errors.StoredResultError` saying how to recover."""
     code = getattr(error, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     text = str(error)

@@ -9,7 +9,7 @@ is one clear :class:`~sltcheck.errors.StoredResultError` instead of a ``KeyError
 deep in a report. Extra keys are allowed (a newer writer may add fields within one
 version); a missing required key or a value of the wrong type is not.
 
-:data:`TIMING_FIELDS` are the keys whose values are wall-clock measurements (and the
+``TIMING_FIELDS`` are the keys whose values are wall-clock measurements (and the
 ``digest`` that covers them, :func:`sltcheck.jsonfiles.seal`): the only ones allowed to differ
 between two runs with the same seed.
 """
@@ -105,7 +105,7 @@ def _show(value: Any) -> str:
 
 def validate(value: Any, kind: type[T], where: str = "file") -> T:
     """``value`` if it matches ``kind`` (a TypedDict or a type built from list, dict, unions,
-    Literal and the JSON scalars); otherwise :class:`StoredResultError` naming the first mismatch."""
+    Literal and the JSON scalars); otherwise :class:`~sltcheck.errors.StoredResultError` naming the first mismatch."""
     problem = _problem(value, kind, where)
     if problem:
         raise StoredResultError(problem)
@@ -133,7 +133,7 @@ def load(path: str | Path, kind: type[T], what: str) -> T:
 
 
 def without_timing(value: Any) -> Any:
-    """``value`` with every :data:`TIMING_FIELDS` key removed, at any depth."""
+    """``value`` with every ``TIMING_FIELDS`` key removed, at any depth."""
     if isinstance(value, dict):
         return {k: without_timing(v) for k, v in value.items() if k not in TIMING_FIELDS}
     if isinstance(value, list):

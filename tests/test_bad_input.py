@@ -377,7 +377,7 @@ ISSUE_CASES = [
 
 # What each command would start if a bad value got through (each must stay untouched).
 WORK = ("sltcheck.lm.sweeps.run_sweep", "sltcheck.lm.sweeps.load_data_for", "sltcheck.lm.bench.bench_lm_step",
-        "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family", "sltcheck.cli.check._check_variant",
+        "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family", "sltcheck.checking.check_variant",
         "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
 
 

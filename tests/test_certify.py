@@ -337,8 +337,8 @@ def test_select_names_what_is_allowed() -> None:
 
 
 def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path) -> None:
+    from sltcheck.certify.session import replay_file
     from sltcheck.cli import main
-    from sltcheck.cli.certify import replay_file
 
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps(replay_file([])))  # a findings.json with nothing in it
@@ -365,7 +365,8 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
 
 def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
     """A findings.json's worst instance inside the family raises the lower bound from the start."""
-    from sltcheck.cli.certify import replay_file, search_seeds
+    from sltcheck.certify.session import replay_file
+    from sltcheck.cli.certify import search_seeds
     from sltcheck.statements.lemma13 import COUNTEREXAMPLES
 
     findings = tmp_path / "findings.json"

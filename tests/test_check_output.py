@@ -73,7 +73,7 @@ def test_a_surviving_mutant_is_exit_status_1_with_its_name(tmp_path, capfd, monk
 
 
 def test_a_violated_variant_is_exit_status_1(findings):
-    from sltcheck.cli.check import _status
+    from sltcheck.checking import status as _status
     from sltcheck.jsonfiles import read_json
 
     state = read_json(findings)

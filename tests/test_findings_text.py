@@ -1,4 +1,4 @@
-"""The README's findings section is written from a findings.json by ``sltcheck findings``."""
+"""The findings page (and the README's headline lines) are written from a findings.json by ``sltcheck findings``."""
 
 import json
 from pathlib import Path
@@ -32,6 +32,33 @@ def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Pat
     text = readme.read_text()
     assert text.startswith("before\n") and text.endswith("after\n") and "old text" not in text
     assert "| lemma8 | as-stated * |" in text and "No variant was violated" in text
+
+
+def test_the_headline_lines_are_replaced_between_their_markers(lemma8_findings: Path, tmp_path: Path) -> None:
+    readme, page = tmp_path / "README.md", tmp_path / "findings.md"
+    stale = f"intro\n{findings_text.HEADLINE_START}\nstale lines\n{findings_text.HEADLINE_END}\nquick start\n"
+    readme.write_text(stale)
+    page.write_text(f"{findings_text.START}\n{findings_text.END}\n")
+    assert main(["findings", "--in", str(lemma8_findings), "--readme", str(page), "--headline", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith("quick start\n") and "stale lines" not in text
+    assert "- 1 of 1 variants held" in text and "the closest call is lemma8 `as-stated` at 0.5" in text
+    assert "[all findings](docs/results/findings.md)" in text and "| lemma8 | as-stated * |" in page.read_text()
+
+
+def test_the_headline_names_each_violation_and_each_repaired_constant() -> None:
+    data = {"profile": "dev", "seed": 0, "findings": [
+        {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": 0.5, "examples": 50},
+        {"statement": "lemma13", "variant": "as-stated", "violated": True, "worst_ratio": 1.0416,
+         "certified_outcome": "violated", "certified_backend": "arb"},
+    ], "repaired_constants": [{"statement": "lemma13", "variant": "as-stated", "constant": 25 / 24, "exact": "25/24",
+                               "upper": {"kind": "proof", "where": "sltcheck/statements/lemma13/worst_case.py"}}],
+        "mutants": [{"statement": "lemma8", "mutant": "halved", "refuted": True}]}
+    text = findings_text.headline(data)
+    assert "- **lemma13 `as-stated` is false**: measured / bound 1.0416" in text
+    assert "(interval arithmetic: violated (arb))" in text
+    assert "certified on an instance): lemma13 `as-stated` 25/24." in text
+    assert "- 1 of 1 known-false mutants refuted" in text
 
 
 def test_a_violation_leads_with_its_replay_command() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mpmath
 
-from sltcheck.cli.check import _entry
+from sltcheck.checking import entry_of as _entry
 from sltcheck.harness.runner import Record
 from sltcheck.numerics.verdict import Verdict
 from sltcheck.report import findings_text

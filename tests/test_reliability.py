@@ -367,8 +367,8 @@ def test_corrupted_store_and_config_are_one_line(tmp_path: Path, capsys: pytest.
 
 
 @pytest.mark.parametrize("argv, work", [
-    (["check", "--only", "lemma8", "--out", "{file}"], "sltcheck.cli.check._check_variant"),
-    (["check", "--only", "lemma8", "--out", "{file}/sub"], "sltcheck.cli.check._check_variant"),
+    (["check", "--only", "lemma8", "--out", "{file}"], "sltcheck.checking.check_variant"),
+    (["check", "--only", "lemma8", "--out", "{file}/sub"], "sltcheck.checking.check_variant"),
     (["repro", "fig4", "--sources", "1", "--out", "{file}"], "sltcheck.repro.synthetic.build_targets"),
     (["calibrate", "--trials", "1", "--out", "{file}/c.json"], "sltcheck.pruning.calibration.calibrate"),
     (["bench", "solvers", "--sizes", "4", "--solvers", "mitm", "--out", "{file}/b.json"],
@@ -1076,7 +1076,7 @@ def test_ci_random_draws_a_seed_records_it_and_replays_as_ci(tmp_path: Path, mon
 
 def test_a_resumed_check_does_not_mix_gradient_backends(quick_findings: Path, tmp_path: Path) -> None:
     """A check resumed with torch after a run without it mixed autograd and finite-difference climbs."""
-    from sltcheck.cli.check import _resume
+    from sltcheck.checking import _resume
     from sltcheck.harness.gradients import FINITE_DIFFERENCES, backend_name, differentiable
 
     data = read_json(quick_findings)

@@ -271,3 +271,60 @@ def test_a_variant_without_a_measurement_is_not_counted_as_held():
 def test_each_variant_shows_its_certified_verdict_and_backend():
     html = report.render(report.build(fake_inputs(violated=True)))
     assert "(certified violated, arb)" in html
+
+
+# Appended to a copy of the report: what the browser made of the formulas (MathML elements, their rendered
+# size) and whether any docstring markup reached the reader raw.
+MATH_PROBE = ("<script>const maths = [...document.querySelectorAll('#statements ~ * math, .card math')];"
+              "document.body.setAttribute('data-math', JSON.stringify({count: maths.length,"
+              " sized: maths.filter(m => {const r = m.getBoundingClientRect(); return r.width > 0 && r.height > 0;})"
+              ".length, cards: [...document.querySelectorAll('.card')].filter(c => c.querySelector('table.formulas'))"
+              ".map(c => [c.querySelector('h3').innerText, c.querySelectorAll('table.formulas math').length]),"
+              " text: document.body.innerText}));</script>")
+
+
+def test_the_statements_show_typeset_formulas_in_chromium(tmp_path):
+    """Each statement's printed inequality, assumptions and every variant's bound are MathML elements that
+    Chromium lays out (the paper's form beside the encoded one), and no docstring markup shows raw."""
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (.ci/run does: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium; .ci/run installs it in CI)")
+    page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "report.html"))
+    html = page.read_text()
+    assert "<math" in html and "<script" not in html  # MathML from the server side, no script to render it
+    probed = tmp_path / "probed.html"
+    probed.write_text(html.replace("</body>", MATH_PROBE + "</body>"))
+    dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tempfile.mkdtemp()}", "--dump-dom",
+                          probed.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    seen = json.loads(unescape(re.search(r"data-math=\"([^\"]*)\"", dom).group(1)))
+    cards = dict(seen["cards"])
+    # lemma8 (one variant), lemma13 (two), lemma2 (one): the paper's form, measured <= bound per variant
+    lemma8 = "Lemma 8 (appendix A.2; workshop version: Lemma 7): the softmax perturbation bound."
+    assert cards.get(lemma8, 0) >= 2, cards
+    assert len(cards) == 3 and all(count >= 2 for count in cards.values()), cards
+    assert seen["count"] >= 10 and seen["sized"] == seen["count"], seen["count"]
+    for raw in (":mod:`", ":func:`", "``"):
+        assert raw not in seen["text"], raw
+
+
+def test_docstring_markup_is_rendered_never_raw():
+    from sltcheck.report.formulas import docstring_html, plain
+
+    html = str(docstring_html("See :mod:`sltcheck.harness.search` and ``x <= 1``:\n\n    ||x|| <= alpha\n\n"
+                              "- ``as-stated``: a <b>bound</b>"))
+    assert "<code>sltcheck.harness.search</code>" in html and "<code>x &lt;= 1</code>" in html
+    assert '<pre class="formula">||x|| &lt;= alpha</pre>' in html and "<li><code>as-stated</code>" in html
+    assert ":mod:" not in html and "``" not in html and "<b>" not in html  # markup rendered, text escaped
+    assert plain("the :func:`~sltcheck.api.check` of ``lemma8``") == "the sltcheck.api.check of lemma8"
+
+
+def test_every_statement_has_its_formulas_for_every_variant():
+    from sltcheck.report.formulas import statement_formulas
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    for name in STATEMENT_MODULES:
+        formulas = statement_formulas(name)
+        assert formulas and "<math" in str(formulas["paper"]), name
+        assert [f["variant"] for f in formulas["encoded"]] == list(load(name).VARIANTS), name

@@ -45,7 +45,8 @@ def test_the_section_puts_the_paper_beside_each_run(tmp_path: Path):
                  "--readme", str(target)]) == 0
     text = target.read_text()
     assert text.startswith("intro\n") and text.endswith("rest\n") and "\nold\n" not in text
-    assert "| fit delta (95 % interval) | 0.06 (workshop version: 0.055) (paper.txt:222" in text
+    assert ("| fit delta (95 % interval) | 0.06 (workshop version: 0.055) (Section 4.2, \"Varying the Hidden "
+            "Dimensions\"; workshop version, Section 4)") in text
     assert "sltcheck, mode theory (`" in text and "**Figure 8.**" in text and "| s = 2.38 |" in text
     assert "4.950 ± " in text and text.count("What differs and why:") == 2
 

@@ -29,6 +29,8 @@ Generic code here knows no statement by name.
 from __future__ import annotations
 
 import functools
+import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,3 +130,16 @@ def select(only: Sequence[str] | None = None, family: Sequence[str] | None = Non
                 raise ValueError(f"--family must be one of {', '.join(sorted(names))}, got {name!r}")
         chosen = [f for f in chosen if f.name in family or f.key in family]
     return chosen
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable: ``sltcheck.certify(...)`` is :func:`sltcheck.api.certify` (the name is the
+    package's, so the function cannot take it; calling the package runs it)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from sltcheck.api import certify
+
+        return certify(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -216,8 +216,8 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     where ``rounds`` is given, until it has done that many rounds in all: a result independent of speed).
     ``seeds``: instances of the statement (e.g. the worst ones a search found) that raise the lower
     bound where they lie in the family, besides the family's own seeds. ``search``: a fresh run first
-    seeds itself with the worst-case search restricted to the family (:data:`SEARCH_BUDGET`, seeds
-    :data:`SEARCH_SEEDS`), where the family says how (``search_fixed``). ``climb``: every rise of the
+    seeds itself with the worst-case search restricted to the family (``SEARCH_BUDGET``, seeds
+    ``SEARCH_SEEDS``), where the family says how (``search_fixed``). ``climb``: every rise of the
     lower bound is followed by a local climb of the family's point ratio from the best point."""
     from sltcheck import certified
 

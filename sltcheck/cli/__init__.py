@@ -131,6 +131,32 @@ def build_parser() -> argparse.ArgumentParser:
     return cli.parser
 
 
+def complete_parser() -> argparse.ArgumentParser:
+    """The parser with every command's arguments added (they are otherwise added when the command is
+    used): what the documentation's CLI reference (sphinx-argparse) reads. A command whose arguments
+    need a missing extra (the GPT-2 commands without torch) is listed with a note instead."""
+    import contextlib
+    import io
+
+    from sltcheck.errors import SltcheckError
+
+    parser = build_parser()
+    pending = [parser]
+    while pending:
+        for action in pending.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    if isinstance(sub, _LazyParser):
+                        try:
+                            with contextlib.redirect_stderr(io.StringIO()):
+                                sub._build()
+                        except (SystemExit, SltcheckError):  # its arguments need an extra not installed here
+                            sub.description = (f"{sub.description or ''} (Its options are listed where its extra "
+                                               f"is installed: {sub.prog} --help.)")
+                    pending.append(sub)
+    return parser
+
+
 # Operating-system errors that are the environment's, not a bug: reported as one line.
 _ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
                                  errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EFBIG, errno.EIO})

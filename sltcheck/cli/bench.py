@@ -21,7 +21,7 @@ the median over problems of Gurobi's time / the solver's time (also per region o
 target against its reach), and on how many problems the solver's exact error is <=
 Gurobi's. A compiled kernel (numba) is compiled before any timing. The date, the command
 and the machine's load average (start and end of the run: other processes slow every
-solver) go with the numbers, in the JSON and in the README section that ``--readme``
+solver) go with the numbers, in the JSON and in the section of ``docs/results/solvers.md`` that ``--readme``
 rewrites (one section per distribution).
 """
 
@@ -358,11 +358,12 @@ def register(cli: Any) -> None:
     parser.add_argument("--seed", type=SEED, default=0, help="seed of the instances (default 0)")
     parser.add_argument("--solvers", type=Names(SOLVERS), default=list(SOLVERS),
                         help=f"comma-separated subset of {','.join(SOLVERS)} (default all)")
-    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a README with the marker lines of a "
+    parser.add_argument("--readme", type=InputPath("file", _has_a_section, "a page with the marker lines of a "
                                                   "bench section", f"{README_START}\n{README_END}\n"), default=None,
                         help=f"rewrite the section between {README_START!r} and {README_END!r} (for --distribution "
                              "NAME other than uniform: '<!-- sltcheck bench solvers --distribution NAME: start -->' "
-                             "and its end) of this file with the tables, the command, the date and the load")
+                             "and its end) of this file (docs/results/solvers.md) with the tables, the command, the "
+                             "date and the load")
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the (untimed) tracemalloc run that measures each solver's peak memory")
     parser.add_argument("--time-limit", type=Number(0, MAX_TIME_LIMIT, low_open=True), default=10.0,

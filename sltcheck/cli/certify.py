@@ -68,7 +68,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-climb", action="store_true",
                         help="no local climb of the lower bound after each rise of it")
     parser.add_argument("--readme", metavar="FILE", type=readme(README_START, README_END),
-                        help="rewrite the generated section of this README (between its certify markers) with "
+                        help="rewrite the generated section of this file (between its certify markers; "
+                             "docs/results/certify.md) with "
                              "the table of this run's families")
     parser.add_argument("--list", action="store_true", help="list the families and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -156,88 +157,26 @@ def _findings_file_locked(path: Path) -> dict[str, Any]:
     return data
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Strict JSON (no NaN), written atomically (a temporary file renamed over the target)."""
-    from sltcheck.jsonfiles import write_json_atomic
-
-    write_json_atomic(path, data)
-
-
-def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
-    """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads:
-    a variant's under ``findings``, a mutant's (a known-false bound) under ``mutants``."""
-    from sltcheck.records import FindingRecord, FindingsFile, MutantRecord
-    from sltcheck.schema import SCHEMA_VERSION
-    from sltcheck.statements import load
-
-    def is_variant(c: dict[str, Any]) -> bool:
-        return c["variant"] in load(c["statement"]).VARIANTS
-
-    findings: list[FindingRecord] = [
-        {"statement": c["statement"], "variant": c["variant"], "default": False, "examples": 0,
-         "worst_ratio": c["certified_ratio"][0], "violated": True, "violations": 1, "undecided": 0,
-         "verdict": None, "instance": c["instance"], "seed": None, "examples_per_second": None, "seconds": 0.0,
-         "failure": f"certified counterexample of the family {c['family']} (sltcheck certify)",
-         "search": None, "ratios": [], "filtered": 0, "certified": True, "certified_outcome": "violated",
-         "interval": {"certified_ratio": c["certified_ratio"]}}
-        for c in counterexamples if is_variant(c)]
-    mutants: list[MutantRecord] = [
-        {"statement": c["statement"], "mutant": c["variant"], "why": f"family {c['family']} (sltcheck certify)",
-         "refuted": True, "ratio": c["certified_ratio"][0], "counterexample": c["instance"],
-         "message": f"counterexample of the family {c['family']}, decided by {c.get('decided_by', 'interval')}",
-         "seconds": 0.0, "interval": {"certified_ratio": c["certified_ratio"]}}
-        for c in counterexamples if not is_variant(c)]
-    data: FindingsFile = {
-        "schema_version": SCHEMA_VERSION, "profile": "certify", "seed": 0,
-        "run": {"profile": "certify", "seed": 0, "only": sorted({c["statement"] for c in counterexamples}),
-                "no_search": True, "no_mutants": not mutants, "power": False},
-        "fingerprint": "", "complete": True, "planned": [], "done": [], "findings": findings, "mutants": mutants,
-        "slack": [], "power": []}
-    return dict(data)
-
-
 def run(args: argparse.Namespace) -> int:
-    from sltcheck.certify.run import Store, certify_family
-    from sltcheck.executors import InProcessExecutor, make_executor
-    from sltcheck.rundir import DirectoryLock, ensure_writable_directory
+    from sltcheck.certify import session
 
     if not hasattr(args, "chosen"):  # called without the command line's validation (a test)
         validate(args)
-    chosen, arith, seeds = args.chosen, args.arith, args.seed_instances
     if args.list:
-        for family in chosen:
+        for family in args.chosen:
             print(f"{family.key:<28} {family.expected or '-':<15} {family.description}")
         return 0
     began, load_before = time.perf_counter(), os.getloadavg()
-    entries: list[dict[str, Any]] = []
-    report = None if args.quiet else print
-    with make_executor(args.workers, args.scheduler, args.cluster) as executor:
-        executor.connect()  # an unreachable scheduler is refused before anything is written
-        where = "in one process" if isinstance(executor, InProcessExecutor) else f"on {executor.description}"
-        if not isinstance(executor, InProcessExecutor) and report:
-            report(f"boxes are enclosed on {executor.description}")
-        out = ensure_writable_directory(args.out)
-        with DirectoryLock(out, "certify"):
-            store = Store(out / "boxes.sqlite")
-            try:
-                for family in chosen:
-                    entry = certify_family(family, store, backend_name=arith.name, budget=args.budget,
-                                           seeds=seeds.get(family.statement, []),
-                                           tolerance=args.tolerance, executor=executor, report=report,
-                                           rounds=args.rounds, search=not args.no_search,
-                                           climb=not args.no_climb)
-                    entry["rests_on_store"] = store.provenance(family.key)
-                    if entry["rests_on_store"] and report:
-                        resumed = entry["rests_on_store"]
-                        report(f"{family.key}: resumed at round {resumed['resumed_at_round']} from {resumed['file']} "
-                               f"(verified: {resumed['verified']}); the certificate rests on that file")
-                    entries.append(entry)
-                    _write(out, entries, arith.name)
-            finally:
-                store.close()
-            data = _write(out, entries, arith.name)
+    config = session.CertifyConfig(
+        only=tuple(args.only or ()), family=tuple(args.family or ()), budget=args.budget, rounds=args.rounds,
+        out=args.out, backend=args.arith.name, tolerance=args.tolerance, search=not args.no_search,
+        climb=not args.no_climb, seeds=args.seed_instances, workers=args.workers, scheduler=args.scheduler,
+        cluster=args.cluster)
+    data = session.run(config, report=None if args.quiet else print)
+    entries = [e for e in data["families"] if e["key"] in data["this_run"]]
+    out, where = Path(config.out), data["enclosed"]
     if args.findings:
-        add_to_findings(Path(args.findings), entries, arith.name, out)
+        add_to_findings(Path(args.findings), entries, args.arith.name, out)
         print(f"added {KEY} to {args.findings}")
     if args.readme:
         import sys
@@ -277,32 +216,6 @@ def search_seeds(path: Path) -> dict[str, list[dict[str, Any]]]:
             found.setdefault(mutant["statement"], []).append(
                 decode(counterexample, path, f"mutants[{index}].counterexample", "--seeds"))
     return found
-
-
-def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
-    """certified.json and counterexamples.json of the run directory: this run's families, and those
-    an earlier run in the same directory finished (kept, never overwritten by another family's run)."""
-    from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import read_json, seal
-    from sltcheck.schema import SCHEMA_VERSION
-
-    merged: dict[str, dict[str, Any]] = {}
-    previous = out / "certified.json"
-    if previous.is_file():
-        earlier = read_json(previous, "certified results")
-        families = earlier.get("families") if isinstance(earlier, dict) else None
-        if not isinstance(families, list) or not all(isinstance(e, dict) and "key" in e for e in families):
-            raise StoredResultError(f"certified results {str(previous)!r} are not what sltcheck certify writes (no "
-                                    "list of families with keys); move the file away to rewrite it from this run")
-        merged = {e["key"]: e for e in families}
-    merged.update({e["key"]: e for e in entries})
-    families = list(merged.values())
-    counterexamples = [e["counterexample"] for e in families if e["counterexample"]]
-    data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": families,
-            "counterexamples": len(counterexamples)}
-    write_json(out / "certified.json", data)
-    write_json(out / "counterexamples.json", seal(replay_file(counterexamples)))
-    return data
 
 
 README_START = "<!-- sltcheck certify --readme: generated, do not edit -->"

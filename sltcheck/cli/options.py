@@ -9,7 +9,7 @@ A validator states its domain (``kind``, bounds, names), which the parser-walkin
 (``tests/test_bad_input.py``) reads to know what each option must refuse: it feeds every option
 of every command a table of hostile values and needs no row per option. :func:`harden` gives an
 option added with a bare ``type=int``, ``type=float``, ``type=str`` or no type the conservative
-default (:data:`DEFAULT_FOR`), so no option of a new command escapes the layer; give an explicit
+default (``DEFAULT_FOR``), so no option of a new command escapes the layer; give an explicit
 validator to say more (a range, names, a path that must exist).
 
 What needs two options at once, or the machine (a licence, a GPU), is checked by the command's
@@ -326,7 +326,7 @@ SCHEDULER = SchedulerAddress()
 
 
 def readme(start: str, end: str) -> InputPath:
-    """A README holding both markers of the section a command rewrites."""
+    """A page (the README or a docs/results/ file) holding both markers of the section a command rewrites."""
 
     def has_markers(path: Path) -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -334,7 +334,8 @@ def readme(start: str, end: str) -> InputPath:
         if missing:
             raise ValueError(f"lacks the marker line {missing[0]!r} of the section it would rewrite")
 
-    return InputPath("file", has_markers, f"a README with the lines {start!r} and {end!r}", f"{start}\n{end}\n")
+    return InputPath("file", has_markers, f"a page (README or docs/results/*.md) with the lines {start!r} and {end!r}",
+                     f"{start}\n{end}\n")
 
 
 DEFAULT_FOR: dict[Any, Callable[[], Validator]] = {
@@ -346,7 +347,7 @@ DEFAULT_FOR: dict[Any, Callable[[], Validator]] = {
 
 
 def harden(parser: argparse.ArgumentParser) -> None:
-    """Give every value-taking option without a validator its default one (:data:`DEFAULT_FOR`)
+    """Give every value-taking option without a validator its default one (``DEFAULT_FOR``)
     and escape a lone ``%`` in help texts (argparse formats them with ``%``)."""
     for action in parser._actions:
         if action.help and action.help is not argparse.SUPPRESS:  # "%%" and "%(default)s" stay as they are

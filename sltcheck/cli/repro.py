@@ -18,6 +18,7 @@ from sltcheck.cli.options import (
     Number,
     Numbers,
 )
+from sltcheck.repro import RESULT_OPTIONS, default_out
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -57,23 +58,6 @@ def _times(value: object) -> str:
     return f"{float(value):.3g}x" if isinstance(value, (int, float)) else "?"
 
 
-# Options that change a run's results: each set one goes into the default folder name.
-RESULT_OPTIONS = ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound", "widths",
-                  "mip_gap", "time_limit", "threads")
-
-
-def default_out(prefix: str, args: argparse.Namespace, names: tuple[str, ...]) -> str:
-    """``runs/PREFIX`` plus ``-NAME-VALUE`` for every result-changing option given."""
-    parts = [prefix]
-    for name in names:
-        value = getattr(args, name, None)
-        if value is None:
-            continue
-        text = "+".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
-        parts.append(f"{name.replace('_', '-')}-{text}")
-    return str(Path("runs") / "-".join(parts).replace("/", "_").replace(":", "_"))
-
-
 def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
     chosen = {"mip_gap": args.mip_gap, "time_limit": args.time_limit, "threads": args.threads}
     return {name: value for name, value in chosen.items() if value is not None}
@@ -81,8 +65,7 @@ def _solver_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _handler(figure: str):
     def handle(args: argparse.Namespace) -> int:
-        from sltcheck.executors import InProcessExecutor, make_executor
-        from sltcheck.repro import synthetic
+        from sltcheck import repro
 
         overrides: dict[str, Any] = {}
         for name in ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound"):
@@ -92,13 +75,11 @@ def _handler(figure: str):
         if args.widths is not None:
             overrides["widths"] = tuple(args.widths)
         overrides["solver_options"] = _solver_options(args)
-        config = synthetic.preset_config(figure, args.preset, args.mode, **overrides)
         out = args.out or default_out(f"{figure}-{args.preset}-{args.mode}", args, RESULT_OPTIONS)
-        with make_executor(args.workers, args.scheduler, args.cluster) as executor:
-            executor.connect()  # an unreachable scheduler is refused before anything is written
-            if not args.no_progress and not isinstance(executor, InProcessExecutor):
-                print(f"sources run on {executor.description}")
-            summary = synthetic.run(config, out, progress=not args.no_progress, executor=executor)
+        result = repro.figure(figure, args.preset, args.mode, out=out, workers=args.workers,
+                              scheduler=args.scheduler, cluster=args.cluster, progress=not args.no_progress,
+                              report=None if args.no_progress else print, **overrides)
+        summary = result.summary
         _print_summary(summary)
         print(f"\nresults: {out}/results.sqlite, summary: {out}/summary.json")
         return 1 if summary["violations"] else 0
@@ -114,7 +95,7 @@ def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
     }
     for figure, help_text in helps.items():
         cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
-    cli.command("readme", "write the README's reproduction section from run directories", _readme,
+    cli.command("readme", "write the paper-beside-sltcheck page (docs/results/paper.md) from run directories", _readme,
                 group="repro", arguments=_readme_arguments)
     cli.command("readings", "Figure 4, 5 or 6 under a grid of readings of the paper, side by side "
                 "(readings.json, a plot of every reading, a conclusion)", _readings, group="repro",
@@ -142,7 +123,8 @@ def _readme_arguments(parser: argparse.ArgumentParser) -> None:
                                        "a run directory with summary.json, readings.json or results.json", "{}\n"),
                         help="run directories (summary.json of fig4-6, results.json of fig7/fig8)")
     parser.add_argument("--readme", default=None, type=readme(START, END),
-                        help="README to rewrite between its repro markers (default: print the section)")
+                        help="the file to rewrite between its repro markers, e.g. docs/results/paper.md "
+                             "(default: print the section)")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -61,12 +61,12 @@ def refute(
 
     Deterministic passes under ``settings``: generation alone (diverse
     examples, shrunk by Hypothesis where :func:`shrinks` says so; at most
-    :data:`GENERATION_BEFORE_SEARCH` of them for a mutant that keeps every
+    ``GENERATION_BEFORE_SEARCH`` of them for a mutant that keeps every
     assumption); then, for a mutant that keeps every assumption (a bound made too small), the worst-case search of
     :mod:`sltcheck.harness.search` at ``profile``'s budget (edge mutants, a few
     percent under a supremum, need it; its counterexample is the search's best
     point, not shrunk); then generation with Hypothesis's target hill-climbing,
-    then the same with a larger budget (:data:`LONGER_SEARCH`). The counterexample found is
+    then the same with a larger budget (``LONGER_SEARCH``). The counterexample found is
     then simplified (:func:`simplified`), at every profile: neither the search's best point
     nor a ci counterexample is shrunk, and Hypothesis's shrinking does not minimise digits.
     """

@@ -3,17 +3,17 @@
 A search that reports "held" is only as good as its power to find the worst case. Each
 statement with a known worst case lists ``POWER_CASES``; each case is a dict with
 
-- ``fixed``: the parameters held (as in :func:`search_worst_case`, e.g. d1, alpha, eps_max);
+- ``fixed``: the parameters held (as in :func:`~sltcheck.harness.search.search_worst_case`, e.g. d1, alpha, eps_max);
 - either ``supremum``: a bound function equal to the proved supremum of the measured side
   (closed form): the search maximises measured / supremum, which is <= 1 by the proof and
-  should reach >= :data:`REQUIRED` (the search is not told the extremal instance); with
+  should reach >= ``REQUIRED`` (the search is not told the extremal instance); with
   ``differentiable``: the key of the statement's differentiable ``BOUNDS`` that computes the
   same supremum in torch, so the search climbs by autograd (:mod:`sltcheck.harness.gradients`;
   finite differences without it);
 - or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
   of that variant at fixed parameters, so it maximises the measured side itself; its best
   measured value is reported beside the bracket's lower end ``lower`` (a float or a
-  function returning one), of which it must reach :data:`REQUIRED`: the lower end is the
+  function returning one), of which it must reach ``REQUIRED``: the lower end is the
   best point of another float64-steered search, which moves with the CPU's kernels
   (Lemma 13's at d1 = 2 is 0.66695 with OpenBLAS's SkylakeX kernels, 0.67166 with its
   Haswell ones), so it is held to the same fraction as a closed form;
@@ -42,7 +42,7 @@ def cases(statement: str) -> list[dict[str, Any]]:
 def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci", seed: int = 0,
             gradients: str = "auto") -> dict[str, Any]:
     """One row of the power table: best found beside the known value (``gradients`` as in
-    :func:`search_worst_case`; the backend that ran is recorded in the row)."""
+    :func:`~sltcheck.harness.search.search_worst_case`; the backend that ran is recorded in the row)."""
     began = time.perf_counter()
     fixed = dict(case["fixed"])
     search_worst_case = partial(_search, gradients=gradients)

@@ -37,7 +37,7 @@ LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.cli.output)
 MAX_DPS = 10_000
 # Ratios are float64: 4 units in the last place of the re-decided one.
 RATIO_ULPS = 4 * 2.0**-52
-# The examples' ratios are stored rounded to 6 decimals (sltcheck.cli.check._entry).
+# The examples' ratios are stored rounded to 6 decimals (sltcheck.checking.entry_of).
 RATIOS_ROUNDING = 5e-7
 
 
@@ -236,10 +236,12 @@ def recorded_dps(entry: dict[str, Any], path: Path, where: str) -> int:
     return dps
 
 
-def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
+def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None) -> int:
     """Re-decide every recorded instance and number of the findings file ``path`` (module doc).
 
-    ``only``: those of these statements. Exit status 1 when an instance is violated at ``dps`` digits,
+    ``only``: those of these statements; ``rows``, if given, gets one plain row per replayed instance
+    (statement, variant or mutant, ratio and outcome at ``dps`` digits, the fields that differ from the
+    record). Exit status 1 when an instance is violated at ``dps`` digits,
     a recorded number or flag differs from its re-decision, a mutant's counterexample does not refute
     it, the file's digest does not match its content, or there is nothing to replay."""
     from sltcheck.assumptions import violations
@@ -286,6 +288,9 @@ def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
         if differences:
             fields = ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences))
             problems.append(f"{name} [{variant}] differs from its record in {fields}")
+        if rows is not None:
+            rows.append({"statement": name, "variant": variant, "mutant": None, "ratio": float(verdict.ratio),
+                         "outcome": state, "dps": dps, "differences": differences})
     for index, mutant in enumerate(data["mutants"]):
         if not mutant["counterexample"] or (only and mutant["statement"] not in only):
             continue
@@ -311,6 +316,10 @@ def replay(path: Path, dps: int, only: tuple[str, ...] = ()) -> int:
         if differences:
             problems.append(f"mutant {label} differs from its record in "
                             + ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences)))
+        if rows is not None:
+            rows.append({"statement": mutant["statement"], "variant": None, "mutant": mutant["mutant"],
+                         "ratio": float(verdict.ratio), "outcome": "refuted" if verdict.violated else "NOT refuted",
+                         "dps": dps, "differences": differences})
     if seal_state(data) == "edited":
         LOG.warning("%s was changed after sltcheck wrote it: its digest does not match its content", path)
         problems.insert(0, "the file's digest does not match its content")

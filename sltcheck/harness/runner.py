@@ -2,7 +2,7 @@
 
 :func:`check_property` is the body of every property; :func:`property_test`
 wraps it into a Hypothesis test (used by ``properties/`` and by
-``sltcheck check``); :data:`RECORDER` keeps, per statement and variant, the
+``sltcheck check``); ``RECORDER`` keeps, per statement and variant, the
 number of examples, the worst ratio and its instance.
 """
 

@@ -28,7 +28,7 @@ edge mutants, the search-power benchmark). For one statement and variant it
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
    where :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
 
-The budget per profile is :data:`BUDGETS` (documented in the README).
+The budget per profile is ``BUDGETS`` (documented in ``docs/explanation/search.md``).
 """
 
 from __future__ import annotations

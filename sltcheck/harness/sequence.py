@@ -40,10 +40,10 @@ import numpy as np
 
 from sltcheck.statements import MULTIPLICITY, Instance
 
-# Longest realised sequence. A realised instance is decided in mpmath row by row (T^2 H exponentials
-# where the outputs agree to rounding); at 64 tokens that stays within a second or two.
+#: Longest realised sequence. A realised instance is decided in mpmath row by row (T^2 H exponentials
+#: where the outputs agree to rounding); at 64 tokens that stays within a second or two.
 LONGEST = 64
-# A realisation is accepted once every count n_j / T is this close to its fraction.
+#: A realisation is accepted once every count n_j / T is this close to its fraction.
 TOLERANCE = 1e-4
 # Distinct tokens of the structured shapes.
 ATOMS = (2, 3)

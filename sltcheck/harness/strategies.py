@@ -6,7 +6,7 @@ inside, since the assumption checks run in mpmath with no tolerance),
 matrices have spectral norm 1 up to a few ulps, perturbations sit at their
 maximum or are tiny (1e-30, where only mpmath can tell the difference).
 
-Cost: small arrays (at most :data:`DRAWN_ENTRIES` entries) are drawn entry by
+Cost: small arrays (at most ``DRAWN_ENTRIES`` entries) are drawn entry by
 entry, so Hypothesis can shrink and hill-climb them; larger ones are drawn
 from a NumPy generator seeded by a drawn integer (shrinking then acts on the
 seed and the few shape parameters), which keeps T = 256 affordable.

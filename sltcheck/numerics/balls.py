@@ -2,7 +2,7 @@
 
 ``arb`` (python-flint, ball arithmetic in C; the extra ``certify``) and ``mpmath`` (``mpmath.iv``,
 outward-rounded intervals in pure Python, always installed). Both give the same operations on
-numbers that *contain* the exact real value: +, -, *, / through Python's operators (a float operand
+numbers that *contain* the exact real value: +, -, ``*``, / through Python's operators (a float operand
 is taken exactly), and :meth:`Backend.exp`, :meth:`Backend.expm1`, :meth:`Backend.sqrt`. The ends
 come back as floats rounded outward (:meth:`Backend.lower`, :meth:`Backend.upper`): the
 conversion of an end to float64 rounds to nearest, so it is moved one ulp further out.

@@ -5,7 +5,7 @@ Both sides of a statement are enclosed in rigorous numbers of one of the two bac
 ``mpmath.iv`` intervals (always installed). :func:`using` picks the backend and the working
 precision; outside it the backend is mpmath (``precision.interval_arithmetic`` sets its digits).
 Every float64 field of an instance is converted exactly to a point (:func:`num`,
-:func:`intervals`), every +, -, *, /, exp, sqrt rounds outward, so each computed number contains
+:func:`intervals`), every +, -, ``*``, /, exp, sqrt rounds outward, so each computed number contains
 the exact real value of the side. :func:`decide_interval` compares two enclosures through their
 exact ends (:func:`ends`). The helpers below take either backend's numbers (they dispatch on the
 number) and make new ones in the active backend.

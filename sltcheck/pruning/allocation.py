@@ -4,7 +4,7 @@ Every main result says "with probability >= 1 - eps". Each proof splits eps amon
 subset-sum problems it solves (per matrix entry, per merged matrix, per head, per layer, per
 block) and adds the failure probabilities by the union bound. Here each split is written out
 term by term as the paper writes it (variant ``as-written``) and as corrected where it slips
-(each slip a named variant citing its line of ``shared/paper/paper.txt``), summed in
+(each slip a named variant citing the proof step it corrects), summed in
 :class:`fractions.Fraction` and compared with eps exactly. Square roots must be exact, so
 d1 and d2 are perfect squares and alpha, eps rationals (a ``ValueError`` says so otherwise).
 
@@ -14,14 +14,15 @@ width's log argument must equal d_in d_out / eps' (``width_matches``).
 
 Slips found (each a variant; all corrected sums are still <= eps):
 
-- ``theorem9`` ``qk-failure`` (line 422): Lemma 7 on the d1 x d1 W_QK at max-norm error
+- ``theorem9`` ``qk-failure`` (Theorem 9's proof, Step 2, Appendix A.3): Lemma 7 on the d1 x d1 W_QK at max-norm error
   eps / (8 H alpha^3 d1^{3/2}) fails with probability eps' = d1^2 x that = sqrt(d1) eps /
   (8 H alpha^3); the paper writes eps / (8 H alpha^3 sqrt(d1)) (a factor d1 too small). The
   prescribed width log(8 H alpha^3 d1^{3/2} / eps) is the one of the corrected eps'.
-- ``theorem9`` ``heads-summed`` (line 468): the union bound adds one W_QK and one W_VO
-  failure, but Step 2 prunes every head: there are H of each. Corrected total
+- ``theorem9`` ``heads-summed`` (the union bound closing Theorem 9's proof, Appendix A.3): it adds one
+  W_QK and one W_VO failure, but Step 2 prunes every head: there are H of each. Corrected total
   eps (sqrt(d1) / (8 alpha^3) + sqrt(d2) / (2 alpha)) <= 5/8 eps (alpha >= sqrt(d1), sqrt(d2)).
-- ``theorem14`` ``closed-form`` (line 829): "1/(2 (1 - 1/32)) = 16/32" is false (it is 16/31);
+- ``theorem14`` ``closed-form`` ("Success Probability of the Approximation", Theorem 14's proof,
+  Appendix A.5): "1/(2 (1 - 1/32)) = 16/32" is false (it is 16/31);
   the next line's 1 - 1055/1984 eps = 1 - (1/64 + 16/31) eps uses 16/31, so only the
   displayed 16/32 slips. The same display writes prod_{j=2}^k where prod_{j=2}^B is meant.
 """
@@ -33,7 +34,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-PAPER = "shared/paper/paper.txt"
+# Where each term stands in the paper (section, proof step, equation): a reader with the paper follows these.
+LEMMA7_PROOF = "Lemma 7's proof (Appendix A.1)"
+LEMMA2 = "Lemma 2 (Section 2.1)"
+THEOREM9_STEP2 = "Theorem 9's proof, Step 2 (Appendix A.3)"
+THEOREM9_UNION = "Theorem 9's proof, the union bound after Eq. (17) (Appendix A.3)"
+THEOREM10 = "Theorem 10 (Appendix A.4)"
+THEOREM11_PROOF = "Theorem 11's proof (Appendix A.4)"
+THEOREM14_PROOF = "Theorem 14's proof (Appendix A.5)"
+THEOREM14_CLOSED = "Theorem 14's proof, \"Success Probability of the Approximation\" (Appendix A.5)"
 
 
 @dataclass(frozen=True)
@@ -179,9 +188,9 @@ def parameters(
 
 
 def lemma7(p: Parameters) -> list[Allocation]:
-    """Lemma 7 (line 344): d1 d2 entries, each failing with eps / (d1 d2) (Lueker per entry)."""
+    """Lemma 7 (its proof, Appendix A.1): d1 d2 entries, each failing with eps / (d1 d2) (Lueker per entry)."""
     terms = tuple(
-        Term(f"entry ({i}, {j})", p.eps / (p.d1 * p.d2), f"{PAPER}:344 (Lueker, per entry)")
+        Term(f"entry ({i}, {j})", p.eps / (p.d1 * p.d2), f"{LEMMA7_PROOF} (Lueker, per entry)")
         for i in range(p.d2)
         for j in range(p.d1)
     )
@@ -190,9 +199,9 @@ def lemma7(p: Parameters) -> list[Allocation]:
 
 def lemma2(p: Parameters) -> list[Allocation]:
     """Lemma 2 / Pensia et al.: 2 d1 d2 subset sums (the positive and negative parts of every
-    entry), each at eps / (2 d1 d2), which is what the width log(2 d1 d2 / eps) (line 65) buys."""
+    entry), each at eps / (2 d1 d2), which is what the width log(2 d1 d2 / eps) (Lemma 2, Section 2.1) buys."""
     terms = tuple(
-        Term(f"{part} part of entry ({i}, {j})", p.eps / (2 * p.d1 * p.d2), f"{PAPER}:65 (width log(2 d1 d2/eps))")
+        Term(f"{part} part of entry ({i}, {j})", p.eps / (2 * p.d1 * p.d2), f"{LEMMA2} (width log(2 d1 d2/eps))")
         for part in ("positive", "negative")
         for i in range(p.d2)
         for j in range(p.d1)
@@ -201,9 +210,9 @@ def lemma2(p: Parameters) -> list[Allocation]:
 
 
 def _theorem10_terms(p: Parameters, eps: Fraction, label: str) -> tuple[Term, ...]:
-    """Theorem 10 (line 496): layer l at width log(4 L d_l d_(l+1) / eps) = Lemma 2 at eps / (2L)."""
+    """Theorem 10 (Appendix A.4): layer l at width log(4 L d_l d_(l+1) / eps) = Lemma 2 at eps / (2L)."""
     return tuple(
-        Term(f"{label}FC layer {layer}", eps / (2 * p.L), f"{PAPER}:496 (width log(4 L d_l d_(l+1)/eps))")
+        Term(f"{label}FC layer {layer}", eps / (2 * p.L), f"{THEOREM10} (width log(4 L d_l d_(l+1)/eps))")
         for layer in range(1, p.L + 1)
     )
 
@@ -215,9 +224,9 @@ def _theorem9_terms(
     qk_error = eps / (8 * H * a**3 * p.d1 * s1)  # Eq. (14)
     qk_lemma7 = qk_error * p.d1 * p.d1  # Lemma 7's eps' on the d1 x d1 W_QK
     qk_failure = qk_lemma7 if qk_corrected else eps / (8 * H * a**3 * s1)
-    vo_failure = eps * s2 / (2 * H * a)  # line 444 (Lemma 7 on W_VO gives exactly this)
-    qk_prescribed = 8 * H * a**3 * p.d1 * s1 / eps  # n_K's log argument (line 420)
-    vo_prescribed = 2 * H * a * p.d1 * s2 / eps  # n_V's (line 442)
+    vo_failure = eps * s2 / (2 * H * a)  # Step 2 of Theorem 9's proof (Lemma 7 on W_VO gives exactly this)
+    qk_prescribed = 8 * H * a**3 * p.d1 * s1 / eps  # n_K's log argument (Step 2)
+    vo_prescribed = 2 * H * a * p.d1 * s2 / eps  # n_V's (Step 2)
     count = H if heads else 1
     out = []
     for j in range(1, count + 1):
@@ -226,12 +235,13 @@ def _theorem9_terms(
             Term(
                 f"{label}W_QK{head}",
                 qk_failure,
-                f"{PAPER}:422" if not qk_corrected else "Lemma 7 at Eq. (14)",
+                f"{THEOREM9_STEP2}, W_QK" if not qk_corrected else "Lemma 7 at Eq. (14)",
                 p.d1 * p.d1 / qk_failure,
                 qk_prescribed,
             )
         )
-        out.append(Term(f"{label}W_VO{head}", vo_failure, f"{PAPER}:444", p.d1 * p.d2 / vo_failure, vo_prescribed))
+        out.append(Term(f"{label}W_VO{head}", vo_failure, f"{THEOREM9_STEP2}, W_VO", p.d1 * p.d2 / vo_failure,
+                        vo_prescribed))
     return tuple(out)
 
 
@@ -244,23 +254,26 @@ def theorem9(p: Parameters) -> list[Allocation]:
             "heads-summed",
             eps,
             _theorem9_terms(p, eps, heads=True, qk_corrected=False),
-            f"{PAPER}:468 sums one W_QK and one W_VO failure; every one of the H heads has both",
+            f"{THEOREM9_UNION} sums one W_QK and one W_VO failure; every one of the H heads has both",
         ),
         Allocation(
             "theorem9",
             "corrected",
             eps,
             _theorem9_terms(p, eps, heads=True, qk_corrected=True),
-            f"{PAPER}:468 (H heads) and {PAPER}:422 (Lemma 7 on d1 x d1 W_QK fails w.p. sqrt(d1) eps/(8 H alpha^3))",
+            f"{THEOREM9_UNION} (H heads) and {THEOREM9_STEP2} (Lemma 7 on d1 x d1 W_QK fails w.p. "
+            "sqrt(d1) eps/(8 H alpha^3))",
         ),
     ]
 
 
 def theorem11(p: Parameters) -> list[Allocation]:
-    """Line 563: Theorem 9 at eps/4, Theorem 10 at eps/(6 alpha H sqrt(d1))."""
+    """Theorem 11's proof (its union bound, Appendix A.4): Theorem 9 at eps/4, Theorem 10 at
+    eps/(6 alpha H sqrt(d1))."""
     eps, a = p.eps, p.alpha
     fc = eps / (6 * a * p.H * p.s1)
-    written = (Term("Theorem 9 (MHA)", eps / 4, f"{PAPER}:518"), Term("Theorem 10 (FC)", fc, f"{PAPER}:544"))
+    written = (Term("Theorem 9 (MHA)", eps / 4, f"{THEOREM11_PROOF}, Theorem 9 at eps/4"),
+               Term("Theorem 10 (FC)", fc, f"{THEOREM11_PROOF}, Theorem 10 after Eq. (19)"))
     expanded = _theorem9_terms(p, eps / 4, heads=True, qk_corrected=True, label="MHA ") + _theorem10_terms(p, fc, "")
     return [
         Allocation("theorem11", "as-written", eps, written, ""),
@@ -280,7 +293,8 @@ def betas(p: Parameters) -> list[Fraction]:
 
 
 def block_divisors(p: Parameters) -> list[Fraction]:
-    """K_1 .. K_B: block b runs Theorem 11 at eps / K_b (lines 666, 692, 736, 781, 821)."""
+    """K_1 .. K_B: block b runs Theorem 11 at eps / K_b (Theorem 14's proof, Appendix A.5:
+    its first, second, third, ..., final block errors)."""
     beta, B = betas(p), p.B
 
     def prod(start: int) -> Fraction:
@@ -296,26 +310,29 @@ def theorem14(p: Parameters) -> list[Allocation]:
     eps = p.eps
     K = block_divisors(p)
 
-    def line(b: int) -> str:
-        return "821" if b == p.B else "666" if b == 1 else "692" if b == 2 else "736-781"
+    def step(b: int) -> str:
+        return "Final" if b == p.B else "First" if b == 1 else "Second" if b == 2 else "Third to (B-1)-th"
 
-    written = tuple(Term(f"block {b}", eps / k, f"{PAPER}:{line(b)}") for b, k in enumerate(K, start=1))
+    written = tuple(Term(f"block {b}", eps / k, f'{THEOREM14_PROOF}, "{step(b)} Block Error"')
+                    for b, k in enumerate(K, start=1))
     expanded: tuple[Term, ...] = ()
     for b, k in enumerate(K, start=1):
         block_params = Parameters(eps / k, p.H, p.d1, p.d1, p.alpha if b == 1 else 2 * betas(p)[b - 1], p.L, p.B)
         expanded += tuple(Term(f"block {b} {t.name}", t.failure, t.source) for t in theorem11(block_params)[1].terms)
-    closed = (Term("the proof's final bound", Fraction(1055, 1984) * eps, f"{PAPER}:829"),)
+    closed = (Term("the proof's final bound", Fraction(1055, 1984) * eps, THEOREM14_CLOSED),)
     return [
         Allocation("theorem14", "as-written", eps, written, ""),
         Allocation(
             "theorem14", "expanded", eps, expanded, "every block's Theorem 11 written out (corrected Theorem 9)"
         ),
-        Allocation("theorem14", "closed-form", eps, closed, f"{PAPER}:829 prints 16/32 for 1/(2(1 - 1/32)) = 16/31"),
+        Allocation("theorem14", "closed-form", eps, closed,
+                   f"{THEOREM14_CLOSED} prints 16/32 for 1/(2(1 - 1/32)) = 16/31"),
     ]
 
 
 def theorem14_steps(p: Parameters) -> list[Step]:
-    """The displayed chain of line 829, each (in)equality as a fraction of eps, checked exactly."""
+    """The displayed chain of "Success Probability of the Approximation" (Theorem 14's proof), each
+    (in)equality as a fraction of eps, checked exactly."""
     beta, B = betas(p), p.B
     K = block_divisors(p)
     exact = sum((1 / k for k in K), Fraction(0))
@@ -334,7 +351,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
     steps = [
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "sum of the block failures = (2 + sum_k prod_{j<=k}) / (2 prod_{j<=B})",
             exact,
             first,
@@ -342,7 +359,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1 / (2 prod_{j=2}^B 32 H sqrt(d1) beta_j^2) <= 1/64",
             1 / (2 * P),
             Fraction(1, 64),
@@ -350,7 +367,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1/(2 (1 - 1/32)) = 16/32 (as printed)",
             1 / (2 * (1 - Fraction(1, 32))),
             Fraction(16, 32),
@@ -358,7 +375,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1/(2 (1 - 1/32)) = 16/31 (corrected)",
             1 / (2 * (1 - Fraction(1, 32))),
             Fraction(16, 31),
@@ -366,7 +383,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1/64 + 16/31 = 1055/1984",
             Fraction(1, 64) + Fraction(16, 31),
             Fraction(1055, 1984),
@@ -374,7 +391,7 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1/64 + 16/32 = 1055/1984 (as printed)",
             Fraction(1, 64) + Fraction(16, 32),
             Fraction(1055, 1984),
@@ -382,18 +399,19 @@ def theorem14_steps(p: Parameters) -> list[Step]:
         ),
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "(1 + sum_k prod_{j<=k}) / (2 prod_{j<=B}) <= 16/31",
             rest,
             Fraction(16, 31),
             "<=",
         ),
-        Step("theorem14", f"{PAPER}:829", "sum of the block failures <= 1055/1984", exact, Fraction(1055, 1984), "<="),
+        Step("theorem14", THEOREM14_CLOSED, "sum of the block failures <= 1055/1984", exact, Fraction(1055, 1984),
+             "<="),
     ]
     steps.append(
         Step(
             "theorem14",
-            f"{PAPER}:829",
+            THEOREM14_CLOSED,
             "1 / (32 H alpha^2 sqrt(d1) (16 H^2 d1)^(B/2)) <= 1/32",
             1 / r_B,
             Fraction(1, 32),
@@ -478,7 +496,8 @@ def format_table(result: dict[str, Any]) -> str:
             f"{r['statement']:<10} {r['variant']:<13} {r['worst_total_over_eps']:>16} "
             f"{('yes' if r['holds'] else 'NO'):>6} {match:>12}  {r['slip']}"
         )
-    lines.append("Theorem 14's closed form (line 829), each step on every grid point:")
+    lines.append("Theorem 14's closed form (its proof's success probability, Appendix A.5), each step on every "
+                 "grid point:")
     for s in result["theorem14_steps"]:
         lines.append(f"  {'holds' if s['holds'] else 'FALSE':<6} {s['claim']}")
     return "\n".join(lines)

@@ -34,8 +34,8 @@ interval [lo(n'), hi(n')] bounds the failure probability p(n'). With L = log(d1 
   simultaneous coverage is not exactly 95%; failures are monotone in n' per trial, which
   limits the effect).
 
-Note that the lemma's condition is n' >= C L with n' an integer, so any C in ((n'* - 1)/L,
-n'*/L] gives the same smallest width; C = n'/L is the upper end, as the brief defines it.
+Note that the lemma's condition is n' >= C L with n' an integer, so any C in ``((n'* - 1)/L, n'*/L]``
+gives the same smallest width; C = n'/L is the upper end, as the brief defines it.
 
 Decay rate. For d1 = d2 = 1 the optimal error E_{n'} over n' = 2..n'_max is fitted as
 log E[error] = a + b n' (least squares; also the median and E[log error]), and compared with
@@ -219,7 +219,7 @@ def calibrate(
 
 
 def load_C(path: str | None = None) -> float:
-    """The calibrated C of a ``sltcheck calibrate`` JSON file, or :data:`STORED_C`."""
+    """The calibrated C of a ``sltcheck calibrate`` JSON file, or ``STORED_C``."""
     if path is None:
         return STORED_C
     try:

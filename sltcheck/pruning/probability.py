@@ -13,7 +13,7 @@ with the exact meet-in-the-middle solver, and measures the error:
   T tokens with ||x_i|| <= alpha;
 
 on the worst inputs a search finds (:func:`worst_input_error`: random and sphere starts, then
-L-BFGS-B on the float64 error, inputs kept in the ball by x = r z / sqrt(1 + |z|^2)), never on
+L-BFGS-B on the float64 error, inputs kept in the ball by ``x = r z / sqrt(1 + |z|^2)``), never on
 random ones. A trial succeeds when that error is <= eps (float64; trials within 1e-9 relative
 of the threshold are counted in ``near_threshold``). The frequency comes with its two-sided 95%
 Clopper–Pearson interval (:func:`sltcheck.pruning.calibration.clopper_pearson`) and a verdict
@@ -21,7 +21,7 @@ against 1 - eps: ``confirmed`` (interval above), ``refuted`` (interval below) or
 ``inconclusive``. A search finds a lower bound of the sup, so a trial it calls a success may
 still fail on an input it missed: frequencies are upper estimates, ``refuted`` is firm.
 
-Widths beyond the exact solver's reach (a group of more than :data:`MAX_GROUP` units) are cut
+Widths beyond the exact solver's reach (a group of more than ``MAX_GROUP`` units) are cut
 to MAX_GROUP units per group: pruning the rest entirely is one mask choice of the full source,
 so the cut source's success implies the full one's; such rows say ``truncated`` and their
 frequency is a lower estimate of the full width's.
@@ -145,7 +145,7 @@ def worst_input_error(
     """max over inputs (rows of norm <= radius) of ``error``, as far as a short search finds it.
 
     Starts: ``starts`` random directions on the sphere and as many inside; the best half climbs
-    with L-BFGS-B (finite differences) on z, the input being radius z / sqrt(1 + |z|^2) per row.
+    with L-BFGS-B (finite differences) on z, the input being ``radius z / sqrt(1 + |z|^2)`` per row.
     """
 
     def inputs(z: np.ndarray) -> np.ndarray:
@@ -367,7 +367,7 @@ def smallest_width(
 
     Lemma 7 scans exactly: each trial's critical n' (the smallest at which the exact optimum of
     every entry meets eps/(d1 d2), :func:`sltcheck.pruning.calibration.critical_widths`), up to
-    :data:`LEMMA7_N_MAX`. The others run :func:`frequency_at` per width and stop at n_prime."""
+    ``LEMMA7_N_MAX``. The others run :func:`frequency_at` per width and stop at n_prime."""
     target = 1 - setting.eps
     found: dict[str, int | None] = {"n_prime": None, "n_prime_low": None}
     scan = []

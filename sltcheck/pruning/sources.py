@@ -1,6 +1,6 @@
 """Random source models and norm-bounded random targets.
 
-Source initialisations, by name (:data:`INITS`):
+Source initialisations, by name (``INITS``):
 
 * ``"theory"``: Section 3.1 and Theorem 9: every entry of W_Q, W_K i.i.d. from
   U[-n_K^(1/4), n_K^(1/4)], so that W' = W / n_K^(1/4) is U[-1, 1] (Section 3.2);

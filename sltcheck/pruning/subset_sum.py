@@ -18,11 +18,11 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   nearest right sums by binary search. Optimality is exact, not up to a
   tolerance: the float64 search only shortlists every mask whose float64 error
   is within a rigorous rounding bound of the best one, and the shortlist is
-  decided by exact rational arithmetic (see :func:`_shortlist_tolerance`).
+  decided by exact rational arithmetic (see ``_shortlist_tolerance``).
 * ``"exact"``: the same answers as ``"mitm"`` from a second, independent search,
   at every n' and every target, in bounded memory. A target beyond the reach
   (w >= R+, the sum of the positive candidates, or w <= R-) has a closed-form
-  optimum: every candidate of its sign (:func:`_beyond_reach`, decided exactly).
+  optimum: every candidate of its sign (``_beyond_reach``, decided exactly).
   Inside it, :mod:`sltcheck.pruning.bounded_search`: on the magnitudes |a_k| from
   the nearer edge, the subset sums that can still come within the best error are
   bounded, so a branch and bound over the largest candidates with meet-in-the-middle
@@ -53,7 +53,7 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
 
 Exactness of ``"exact"`` and ``"fast"``: floats only shortlist. Every comparison that
 discards a mask keeps a margin of twice a rigorous bound on the rounding of any float64
-evaluation of its error (:func:`_shortlist_tolerance`; see the bounded search's
+evaluation of its error (``_shortlist_tolerance``; see the bounded search's
 docstring), the reach is decided by ``math.fsum`` (one rounding of the exact sum, so
 its sign is exact), and the shortlist is decided in exact rational arithmetic, ties as
 ``"mitm"`` decides them (fewer kept weights, then lower code).
@@ -660,7 +660,7 @@ def _enumerate_batch(w: np.ndarray, a: np.ndarray) -> _Batch:
     """All 2^n' subset sums of a chunk of problems as one matrix product, then the exact decision.
 
     A product with a 0/1 row is a sum of the kept candidates in some order: its
-    rounding is within :func:`_shortlist_tolerance`, whatever order BLAS uses.
+    rounding is within ``_shortlist_tolerance``, whatever order BLAS uses.
     """
     problems, n = a.shape
     codes = np.arange(2**n, dtype=np.int64)
@@ -714,7 +714,7 @@ def _solve_exact(w: float, a: np.ndarray, solver: str, time_limit: float | None)
         np.ndarray, str, float, Fraction | None]:
     """One problem in ``"exact"`` or ``"fast"`` mode: mask, certificate, best float error, lower bound.
 
-    Beyond the reach: the closed form (:func:`_beyond_reach`). Inside it: the search of
+    Beyond the reach: the closed form (``_beyond_reach``). Inside it: the search of
     :mod:`sltcheck.pruning.bounded_search` on magnitudes, from the base mask of every negative
     candidate (t = w - R-) or of every positive one (t = R+ - w), whichever t is smaller; a flip
     set F maps back to the mask base xor F. It stops at ``stop``: 0 for ``"exact"`` up to

@@ -9,9 +9,11 @@ All widths have the form n >= d1 C log(A / eps) with a monomial A in H, d1, d2, 
                        n_FC  >= d1 C log(24 alpha L H d1^{5/2} / eps)   (d2 = d1 there).
 - Theorem 6/14 (B blocks, B >= 2): block b runs Theorem 11 at eps / K_b with
   K_1 = 2^{B-1} prod_{j=2}^B 16 H sqrt(d1) beta_j^2, K_b = 2^{B-b+1} prod_{j=b+1}^B 16 H sqrt(d1) beta_j^2,
-  beta_b = alpha (4 H sqrt(d1))^{b-1}, and alpha_1 = alpha, alpha_b = 2 beta_b (b >= 2):
+  beta_b = alpha (4 H sqrt(d1))^{b-1}, and alpha_1 = alpha, alpha_b = 2 beta_b (b >= 2)::
+
       n_MHA^(b) >= d1 C log(32 alpha_b^3 H d1^{3/2} K_b / eps),
       n_FC^(b)  >= d1 C log(24 alpha_b L H d1^{5/2} K_b / eps).
+
   The exponents of 2, 3, alpha, L, H, d1 in these arguments (and f1..f3, g1..g3 of the
   statement, with c1 = max(2, alpha), c2 = max(3, alpha)) are those of
   :func:`sltcheck.statements.theorem14.exponents`, recomputed here independently

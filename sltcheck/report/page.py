@@ -9,9 +9,9 @@ links to fetch. It leads with the violations (each counterexample in decimal wit
 command that replays it; the exact float.hex stays in the JSON), then what the checks
 found, closest calls first and bounds attained exactly (ratio 1) last.
 
-A section is a template ``templates/sections/NAME.html.j2`` named in :data:`SECTIONS`;
+A section is a template ``templates/sections/NAME.html.j2`` named in ``SECTIONS``;
 it sees ``report`` (the JSON content) and ``view`` (display values computed here by
-the functions of :data:`VIEWS`, e.g. plots).
+the functions of ``VIEWS``, e.g. plots).
 """
 
 from __future__ import annotations
@@ -208,30 +208,35 @@ def decimal_fields(instance: Any) -> list[dict[str, str]]:
     return rows
 
 
-def _finding_text(name: str) -> str:
-    """The "Finding:" paragraph of a statement's docstring (where a violation is explained)."""
+def _finding_text(name: str) -> Markup:
+    """The "Finding:" paragraph of a statement's docstring (where a violation is explained), its
+    markup rendered (:func:`sltcheck.report.formulas.docstring_html`)."""
+    from sltcheck.report.formulas import docstring_html
     from sltcheck.statements import STATEMENT_MODULES, load
 
     if name not in STATEMENT_MODULES:
-        return ""
+        return Markup("")
     paragraphs = [" ".join(p.split()) for p in (load(name).__doc__ or "").split("\n\n")]
-    return next((p for p in paragraphs if p.startswith("Finding:")), "")
+    found = next((p for p in paragraphs if p.startswith("Finding:")), "")
+    return docstring_html(found) if found else Markup("")
 
 
 def _statement_text(name: str) -> dict[str, Any]:
-    """Title, statement (the module docstring up to its first blank line after the
-    statement) and assumption texts of a registered statement module."""
-    from sltcheck.assumptions import ASSUMPTIONS
+    """Title, statement (the module docstring's first three paragraphs, markup rendered), its
+    assumptions (words and MathML) and formulas (the paper's form beside each variant's encoded one)."""
+    from sltcheck.report.formulas import assumption_formulas, docstring_html, plain, statement_formulas
     from sltcheck.statements import STATEMENT_MODULES, load
 
     if name not in STATEMENT_MODULES:
         return {}
     module = load(name)
-    paragraphs = [p.strip() for p in (module.__doc__ or "").split("\n\n") if p.strip()]
+    paragraphs = [p.strip("\n") for p in (module.__doc__ or "").split("\n\n") if p.strip()]
+    paragraphs = [paragraphs[0].strip()] + paragraphs[1:] if paragraphs else []
     return {
-        "title": paragraphs[0].splitlines()[0] if paragraphs else name,
-        "text": "\n\n".join(paragraphs[:3]),
-        "assumptions": [ASSUMPTIONS[a].text for a in getattr(module, "ASSUMPTIONS", ()) if a in ASSUMPTIONS],
+        "title": plain(" ".join(paragraphs[0].split())) if paragraphs else name,
+        "text": docstring_html("\n\n".join(paragraphs[1:3])) if len(paragraphs) > 1 else Markup(""),
+        "assumptions": assumption_formulas(tuple(getattr(module, "ASSUMPTIONS", ()))),
+        "formulas": statement_formulas(name),
     }
 
 
@@ -299,8 +304,12 @@ def _statements_view(report: dict[str, Any]) -> dict[str, Any]:
         head = _statement_text(name)
         plots = [Markup(histogram([float(r) for r in v["ratios"]], title=f"{name} [{v.get('variant')}]",
                                   xlabel="measured / bound")) for v in variants if v.get("ratios")]
+        formulas = head.get("formulas") or {}
+        for variant in variants:
+            variant["formula"] = next((f["math"] for f in formulas.get("encoded", ()) if f["variant"] == variant.get(
+                "variant")), None)
         statements.append({"title": head.get("title") or name, "text": head.get("text"),
-                           "assumptions": [str(a) for a in head.get("assumptions") or ()],
+                           "assumptions": head.get("assumptions") or [], "formulas": formulas,
                            "variants": variants, "mutants": mutants, "plots": plots})
     return {"statements": statements}
 

@@ -1,4 +1,4 @@
-"""A generated section of the README: the text between two marker lines, rewritten in place.
+"""A generated section of a page (``docs/results/*.md``): the text between two marker lines, rewritten in place.
 
 Used by ``sltcheck findings --readme`` (the checks' findings) and ``sltcheck repro readme``
 (the paper beside sltcheck); each owns its markers.

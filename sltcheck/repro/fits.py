@@ -5,7 +5,7 @@ The paper reports eps = 0.8 exp(-0.06 n_K) for Figure 4 (the workshop
 version: 0.77 exp(-0.055 n_K)); for Figure 6 it fits delta on the first block
 and only gamma per block. Section 4.2 says "we fit the empirical results to the function" with
 SciPy and no more: on the per-width means or on every source's point, on the linear or the log
-scale, over every width or a range. Each is a named fit (:data:`FITS`):
+scale, over every width or a range. Each is a named fit (``FITS``):
 
 - ``linear``: scipy's ``curve_fit`` of gamma exp(-delta n) to the per-width means (least squares
   on the linear scale, the default: what "fit with SciPy" most directly means);
@@ -125,7 +125,7 @@ def fit_log_linear(n: np.ndarray, eps: np.ndarray) -> DecayFit:
 
 def fit(kind: str, widths: np.ndarray, means: np.ndarray, per_source: list[np.ndarray] | None = None,
         delta: float | None = None) -> DecayFit:
-    """The fit ``kind`` (:data:`FITS`) of the means at ``widths`` (``per_source``: every width's
+    """The fit ``kind`` (``FITS``) of the means at ``widths`` (``per_source``: every width's
     source errors, for ``per-source``); ``delta`` given: only gamma is fitted (linear fits)."""
     if kind not in FITS:
         raise ValueError(f"fit must be one of {', '.join(FITS)}, got {kind!r}")

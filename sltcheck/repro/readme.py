@@ -1,9 +1,10 @@
-"""The README's reproduction section, generated from run directories (never typed by hand).
+"""The paper-beside-sltcheck page (``docs/results/paper.md``), generated from run directories (never typed
+by hand).
 
-``sltcheck repro readme --in RUN_DIR ... --readme README.md`` reads each run's
+``sltcheck repro readme --in RUN_DIR ... --readme docs/results/paper.md`` reads each run's
 ``summary.json`` (Figures 4-6) or ``results.json`` (Figures 7, 8) and writes, per figure, the
 paper's numbers beside sltcheck's in every mode it finds, with what differs and why, between
-the markers START and END of the README.
+the markers START and END of that page.
 """
 
 from __future__ import annotations

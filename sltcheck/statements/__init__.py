@@ -35,9 +35,9 @@ from typing import Any
 Instance = dict[str, object]
 Bound = Callable[[Instance, int | None], Any]
 
-# An optional field: how many times each token counts (the worst-case search's weighted instances,
-# :mod:`sltcheck.harness.sequence`); a statement whose measured side reads it treats token k as
-# n_k copies of itself. The search decides only realised instances, which never carry it.
+#: An optional field: how many times each token counts (the worst-case search's weighted instances,
+#: :mod:`sltcheck.harness.sequence`); a statement whose measured side reads it treats token k as
+#: n_k copies of itself. The search decides only realised instances, which never carry it.
 MULTIPLICITY = "multiplicity"
 
 

@@ -7,7 +7,7 @@ units), so the optimum is
     min over M1 in {0,1}^{n x d1} of max_i min over S ⊆ [n] of max_j |W[i,j] - sum_{k in S} W2[i,k] W1[k,j] M1[k,j]|,
 
 2^{n d1} x 2^n candidates. When d2 < d1 the transposed problem (W^T ≈ (W1⊙M1)^T (W2⊙M2)^T) is
-enumerated instead, 2^{n d2} x 2^n. :data:`MAX_BITS` caps the exponent, so only small n' run.
+enumerated instead, 2^{n d2} x 2^n. ``MAX_BITS`` caps the exponent, so only small n' run.
 
 The enumeration is float64. Every candidate error is a sum of at most n + 1 terms of size
 <= max(1, |W|) (products of entries in [-1, 1]), so it is within ``rounding_bound`` of the
@@ -47,7 +47,7 @@ def rounding_bound(W: np.ndarray, n: int) -> float:
 
 
 def best_error_float(W: np.ndarray, W1: np.ndarray, W2: np.ndarray) -> float:
-    """min over all masks of the float64 max-norm error (raises ValueError above :data:`MAX_BITS`)."""
+    """min over all masks of the float64 max-norm error (raises ValueError above ``MAX_BITS``)."""
     d2, d1 = W.shape
     n = W1.shape[0]
     if cost_bits(d1, d2, n) > MAX_BITS:

@@ -21,8 +21,10 @@ s* = 1 / (1 + e^e), where g(s*) = s* (e^e - 1) = (e^e - 1) / (e^e + 1) = tanh(e 
 x_2 = -alpha u, logits (0, e) (so p_1 = 1 / (1 + e^e) = s*), perturbation (+e, -e): p'_1 = e^e / (e^e + 1),
 p'_1 - p_1 = tanh(e / 2), and (p - p') X = 2 (p_1 - p'_1) alpha u has norm 2 alpha tanh(e / 2). []
 
-Slack. Lemma 8's bound sqrt(d1) alpha (e^{2e} - 1) over the supremum:
+Slack. Lemma 8's bound sqrt(d1) alpha (e^{2e} - 1) over the supremum::
+
     slack_8(d1, e) = sqrt(d1) (e^{2e} - 1) / (2 tanh(e / 2)),
+
 independent of alpha, -> 2 sqrt(d1) as e -> 0, increasing in e (e.g. 2.07 sqrt(d1) at e = 0.01, 2.75 sqrt(d1) at
 e = 0.25, 4.48 sqrt(d1) at e = 1/2). Lemma 5's bound 4 sqrt(d1) alpha e (e <= 1/2):
 slack_5 = 2 sqrt(d1) e / tanh(e / 2) -> 4 sqrt(d1) as e -> 0 (4.04 sqrt(d1) at e = 1/2).

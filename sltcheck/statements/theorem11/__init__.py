@@ -34,8 +34,10 @@ pruned source block, with A the Theorem 9 chain (``theorem9.chain``) at the bloc
    With e_l = max(||P - W_l||_max, ||N - W_l||_max), for every x
    ||A_2 ReLU(A_1 x) - W_l x||_i <= e_l ||x||_1, so the layer's relative error is
    delta_l = sqrt(d_l d_{l+1}) e_l. Through the ReLUs (1-Lipschitz, ReLU(0) = 0) and
-   ||W_l|| <= 1, an input of norm <= r gives
+   ||W_l|| <= 1, an input of norm <= r gives::
+
         ||F_S(z) - F_T(z)|| <= r (prod_l (1 + delta_l) - 1).
+
    A layer pair that is not of that form gets the generic delta_l = ||A_2|| ||A_1|| + ||W_l||.
 4. F_T is 1-Lipschitz (||W_l|| <= 1): ||F_T(z') - F_T(z)|| <= ||z' - z|| <= A.
 5. Total: ||Blk_S - Blk_T|| <= FC + A + A (the proof's "exp(eps/4) - 1 + 2 max_i ||...||").

@@ -46,8 +46,8 @@ def fc_layer_errors(target: Any, source: Any, mode: str = "as-proven") -> list[d
     "delta_later" (modes "tight", "sharp": the spectral norms of [P - W, N - W] and of P - W,
     each capped by its max-norm estimate, as the point code takes the min).
 
-    Spectral norms need python-flint (:class:`NotEnclosed` without it). Raises ValueError for a
-    source that is not 2L layers of matching shapes."""
+    Spectral norms need python-flint (:class:`~sltcheck.numerics.intervals.NotEnclosed` without it). Raises
+    ValueError for a source that is not 2L layers of matching shapes."""
     from sltcheck.statements import theorem11 as t11
 
     if len(source.layers) != 2 * len(target.layers):

@@ -15,7 +15,7 @@ constant C > 0 and constants c1, c2 > 0 including alpha. Here, f1, f2, f3 and g1
 are quadratic functions of B, b." (Theorem 6 is the same with single-layer FCs.)
 
 The proof's deterministic skeleton (Eqs. 20-28): with x^(b), x'^(b) the inputs of the
-b-th target and source blocks and Delta_b = max_i ||x_i^(b) - x_i'^(b)|| (Delta_1 = 0),
+b-th target and source blocks and Delta_b = max_i ||x_i^(b) - x_i'^(b)|| (Delta_1 = 0)::
 
     Delta_{b+1} <= ||Blk_T^(b)(x^(b)) - Blk_T^(b)(x'^(b))||
                    + ||Blk_T^(b)(x'^(b)) - Blk_S^(b)(x'^(b))||

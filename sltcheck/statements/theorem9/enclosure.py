@@ -3,7 +3,7 @@
 ``theorem9``: measured (max_i ||Attn_S(x_i) - Attn_T(x_i)||, the per-head MHA of
   ``reference.mha`` re-stated here for intervals) and the bounds ``as-proven`` and
   ``as-stated`` (the chain of the module docstring, from the merged deltas computed in
-  intervals (:func:`merged`): max-norms, sqrt, exp).
+  intervals (:func:`~sltcheck.numerics.intervals.merged`): max-norms, sqrt, exp).
 """
 
 from __future__ import annotations

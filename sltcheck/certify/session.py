@@ -1,0 +1,183 @@
+"""One ``sltcheck certify`` run as a library: the selected families' branch-and-bound in a run directory.
+
+:func:`run` is what the command (:mod:`sltcheck.cli.certify`, a thin layer over it) and
+:func:`sltcheck.certify` call: each family of :func:`sltcheck.certify.select` runs for at most
+``budget`` seconds (or ``rounds`` rounds), resuming what ``OUT/boxes.sqlite`` holds, and
+``OUT/certified.json`` (every family's verdict) and ``OUT/counterexamples.json`` (a findings file that
+``sltcheck check --replay`` reads) are rewritten after each family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CertifyConfig:
+    """What ``sltcheck certify`` runs, as plain values (a bad one is a ``ValueError`` naming the field).
+
+    ``only``: statements; ``family``: families by name (``d1-T2``) or key (``lemma13/d1-T4/as-stated``);
+    ``budget``: seconds per family in this run; ``rounds``: stop each family after that many rounds in
+    all (a result that does not depend on speed); ``backend``: ``arb`` or ``mpmath`` (default arb where
+    python-flint is installed); ``tolerance``: the relative gap of the supremum's bracket at which a
+    family stops; ``search``, ``climb``: seed a fresh family's lower bound with the worst-case search,
+    climb it after each rise; ``seeds``: statement -> instances that seed the lower bounds; ``workers``,
+    ``scheduler``, ``cluster``: where the boxes are enclosed (:func:`sltcheck.executors.make_executor`).
+    """
+
+    only: tuple[str, ...] = ()
+    family: tuple[str, ...] = ()
+    budget: float = 60.0
+    rounds: int | None = None
+    out: str | Path = "runs/certify"
+    backend: str | None = None
+    tolerance: float = 0.01
+    search: bool = True
+    climb: bool = True
+    seeds: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    workers: int | None = None
+    scheduler: str | None = None
+    cluster: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("only", "family"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise ValueError(f"{name}: give a sequence of names, not the string {value!r}")
+            object.__setattr__(self, name, tuple(value))
+        if not (isinstance(self.budget, int | float) and not isinstance(self.budget, bool) and 0 < self.budget):
+            raise ValueError(f"budget: must be a number of seconds > 0, got {self.budget!r}")
+        if self.rounds is not None and (isinstance(self.rounds, bool) or not isinstance(self.rounds, int)
+                                        or self.rounds < 1):
+            raise ValueError(f"rounds: must be an integer >= 1 or None, got {self.rounds!r}")
+        if not (isinstance(self.tolerance, int | float) and 0 < self.tolerance < 1):
+            raise ValueError(f"tolerance: must be a number in (0, 1), got {self.tolerance!r}")
+        if self.backend not in (None, "arb", "mpmath"):
+            raise ValueError(f"backend: must be 'arb', 'mpmath' or None, got {self.backend!r}")
+        if self.cluster not in (None, "local"):
+            raise ValueError(f"cluster: must be 'local' or None, got {self.cluster!r}")
+        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
+                                         or self.workers < 1):
+            raise ValueError(f"workers: must be an integer >= 1 or None, got {self.workers!r}")
+
+    def families(self) -> list[Any]:
+        """The families the options select (a ``ValueError`` where they select none)."""
+        from sltcheck.certify import select
+
+        chosen = select(list(self.only) or None, list(self.family) or None)
+        if not chosen:
+            raise ValueError(f"family: {' '.join(self.family)} selects no family of only {' '.join(self.only)}")
+        return chosen
+
+
+def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run (or resume) every family ``config`` selects; return what ``OUT/certified.json`` then holds
+    (this run's families and those an earlier run in the same directory finished), with ``this_run``
+    (the keys of this run's families) and ``enclosed`` (where the boxes were enclosed). ``report``, if
+    given, gets one line per progress step."""
+    from sltcheck.certify.run import Store, certify_family
+    from sltcheck.executors import InProcessExecutor, make_executor
+    from sltcheck.numerics.balls import backend
+    from sltcheck.rundir import DirectoryLock, ensure_writable_directory
+
+    chosen = config.families()
+    arith = backend(config.backend)
+    entries: list[dict[str, Any]] = []
+    with make_executor(config.workers, config.scheduler, config.cluster) as executor:
+        executor.connect()  # an unreachable scheduler is refused before anything is written
+        where = "in one process" if isinstance(executor, InProcessExecutor) else f"on {executor.description}"
+        if not isinstance(executor, InProcessExecutor) and report:
+            report(f"boxes are enclosed on {executor.description}")
+        out = ensure_writable_directory(config.out)
+        with DirectoryLock(out, "certify"):
+            store = Store(out / "boxes.sqlite")
+            try:
+                for family in chosen:
+                    entry = certify_family(family, store, backend_name=arith.name, budget=config.budget,
+                                           seeds=config.seeds.get(family.statement, []),
+                                           tolerance=config.tolerance, executor=executor, report=report,
+                                           rounds=config.rounds, search=config.search, climb=config.climb)
+                    entry["rests_on_store"] = store.provenance(family.key)
+                    if entry["rests_on_store"] and report:
+                        resumed = entry["rests_on_store"]
+                        report(f"{family.key}: resumed at round {resumed['resumed_at_round']} from {resumed['file']} "
+                               f"(verified: {resumed['verified']}); the certificate rests on that file")
+                    entries.append(entry)
+                    _write(out, entries, arith.name)
+            finally:
+                store.close()
+            data = _write(out, entries, arith.name)
+    data["this_run"] = [entry["key"] for entry in entries]  # (returned, not written: certified.json is as before)
+    data["enclosed"] = where
+    return data
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Strict JSON (no NaN), written atomically (a temporary file renamed over the target)."""
+    from sltcheck.jsonfiles import write_json_atomic
+
+    write_json_atomic(path, data)
+
+
+def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads:
+    a variant's under ``findings``, a mutant's (a known-false bound) under ``mutants``."""
+    from sltcheck.records import FindingRecord, FindingsFile, MutantRecord
+    from sltcheck.schema import SCHEMA_VERSION
+    from sltcheck.statements import load
+
+    def is_variant(c: dict[str, Any]) -> bool:
+        return c["variant"] in load(c["statement"]).VARIANTS
+
+    findings: list[FindingRecord] = [
+        {"statement": c["statement"], "variant": c["variant"], "default": False, "examples": 0,
+         "worst_ratio": c["certified_ratio"][0], "violated": True, "violations": 1, "undecided": 0,
+         "verdict": None, "instance": c["instance"], "seed": None, "examples_per_second": None, "seconds": 0.0,
+         "failure": f"certified counterexample of the family {c['family']} (sltcheck certify)",
+         "search": None, "ratios": [], "filtered": 0, "certified": True, "certified_outcome": "violated",
+         "interval": {"certified_ratio": c["certified_ratio"]}}
+        for c in counterexamples if is_variant(c)]
+    mutants: list[MutantRecord] = [
+        {"statement": c["statement"], "mutant": c["variant"], "why": f"family {c['family']} (sltcheck certify)",
+         "refuted": True, "ratio": c["certified_ratio"][0], "counterexample": c["instance"],
+         "message": f"counterexample of the family {c['family']}, decided by {c.get('decided_by', 'interval')}",
+         "seconds": 0.0, "interval": {"certified_ratio": c["certified_ratio"]}}
+        for c in counterexamples if not is_variant(c)]
+    data: FindingsFile = {
+        "schema_version": SCHEMA_VERSION, "profile": "certify", "seed": 0,
+        "run": {"profile": "certify", "seed": 0, "only": sorted({c["statement"] for c in counterexamples}),
+                "no_search": True, "no_mutants": not mutants, "power": False},
+        "fingerprint": "", "complete": True, "planned": [], "done": [], "findings": findings, "mutants": mutants,
+        "slack": [], "power": []}
+    return dict(data)
+
+
+def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
+    """certified.json and counterexamples.json of the run directory: this run's families, and those
+    an earlier run in the same directory finished (kept, never overwritten by another family's run)."""
+    from sltcheck.errors import StoredResultError
+    from sltcheck.jsonfiles import read_json, seal
+    from sltcheck.schema import SCHEMA_VERSION
+
+    merged: dict[str, dict[str, Any]] = {}
+    previous = out / "certified.json"
+    if previous.is_file():
+        earlier = read_json(previous, "certified results")
+        families = earlier.get("families") if isinstance(earlier, dict) else None
+        if not isinstance(families, list) or not all(isinstance(e, dict) and "key" in e for e in families):
+            raise StoredResultError(f"certified results {str(previous)!r} are not what sltcheck certify writes (no "
+                                    "list of families with keys); move the file away to rewrite it from this run")
+        merged = {e["key"]: e for e in families}
+    merged.update({e["key"]: e for e in entries})
+    families = list(merged.values())
+    counterexamples = [e["counterexample"] for e in families if e["counterexample"]]
+    data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": families,
+            "counterexamples": len(counterexamples)}
+    write_json(out / "certified.json", data)
+    write_json(out / "counterexamples.json", seal(replay_file(counterexamples)))
+    return data
+
+
