@@ -158,6 +158,13 @@ def _instances(statement: str, count: int, *, interior: bool) -> list[dict]:
     return out
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma8
+@pytest.mark.lemma12
+@pytest.mark.lemma13
+@pytest.mark.theorem9
+@pytest.mark.theorem11
+@pytest.mark.theorem14
 def test_every_differentiable_module_is_found() -> None:
     assert {"lemma12", "lemma13", "lemma5", "lemma8", "theorem9", "theorem11", "theorem14"} <= set(DIFFERENTIABLE)
     assert set(DIFFERENTIABLE) <= set(INTERIOR) & set(COMPARABLE)
@@ -232,12 +239,14 @@ def test_search_with_autograd_is_admissible_and_reproducible(statement: str) -> 
     assert first.ratio == second.ratio and first.float_ratio == second.float_ratio
 
 
+@pytest.mark.lemma12
 def test_finite_differences_can_be_chosen() -> None:
     found = search_worst_case("lemma12", "as-stated", profile=SMALL, seed=2, gradients="finite-differences")
     assert found.gradients == gradients.FINITE_DIFFERENCES
     assert not violations("lemma12", found.instance)
 
 
+@pytest.mark.lemma12
 def test_unknown_gradient_backend_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="gradients must be one of"):
         search_worst_case("lemma12", "as-stated", profile=SMALL, gradients="magic")
@@ -288,6 +297,7 @@ def test_autograd_cost_divides_only_the_gradient_climbs() -> None:
         _autograd_scaled(BUDGETS["ci"], 0)
 
 
+@pytest.mark.lemma12
 def test_a_mutant_bound_climbs_by_finite_differences() -> None:
     """A bound the statement has no torch version of never borrows a variant's gradients."""
     mutant = next(m for m in load("lemma12").MUTANTS if m.name == "value-term-only")
@@ -337,6 +347,7 @@ def test_the_edge_mutant_of_theorem14_is_the_numpy_one_and_climbs_by_autograd() 
     assert not violations("theorem14", found.instance)
 
 
+@pytest.mark.theorem14
 def test_far_sources_give_finite_ratios_or_nan_where_numpy_gives_zero() -> None:
     """Theorem 14's far_source starts (source errors up to 1e40, outputs up to ~1e121): torch's
     value and gradient are finite, or the value is nan (an overflow; the climb takes it as 0)

@@ -90,6 +90,7 @@ def test_every_string_from_a_run_is_escaped():
     assert "<script" not in html.lower()
 
 
+@pytest.mark.lemma13
 def test_a_violation_is_shown_first():
     html = report.render(report.build(fake_inputs(violated=True)))
     first_section = html.index("<h2")
@@ -102,6 +103,7 @@ ALPHA = repr(float.fromhex("0x1.00001bd82f52bp+0"))
 TOKEN = repr(float.fromhex("-0x1.00001bd82f51bp+0"))
 
 
+@pytest.mark.lemma13
 def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command():
     html = report.render(report.build(fake_inputs(violated=True, label="my run")))
     card = html[html.index('<h2 id="violations">'):html.index('<h2 id="glance">')]
@@ -110,6 +112,7 @@ def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command
     assert "0x1." not in html  # exact hex stays in the JSON
 
 
+@pytest.mark.lemma13
 def test_the_json_keeps_the_exact_hex_and_the_replay_command(tmp_path):
     page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "r.html"))
     data = json.loads(page.with_suffix(".json").read_text())
@@ -118,6 +121,9 @@ def test_the_json_keeps_the_exact_hex_and_the_replay_command(tmp_path):
     assert entry["replay_command"] == "sltcheck check --replay /tmp/run/findings.json --only lemma13"
 
 
+@pytest.mark.lemma2
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_findings_lead_with_violations_and_close_calls_and_end_with_attained_bounds():
     content = report.build(fake_inputs(violated=True))
     html = report.render(content)
@@ -212,6 +218,7 @@ PROBE = ("<script>document.body.setAttribute('data-plot-sizes', JSON.stringify("
          "</script>")
 
 
+@pytest.mark.lemma13
 def test_report_renders_in_headless_chromium(tmp_path):
     browser = _chromium()
     if browser is None:
@@ -253,6 +260,8 @@ def test_the_report_json_is_validated_as_a_report_file(tmp_path):
     assert load(page.with_suffix(".json"), ReportFile, "report")["glance"]["held"] == 3
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma12
 def test_a_variant_without_a_measurement_is_not_counted_as_held():
     inputs = fake_inputs()
     unmeasured = finding("lemma5", "as-stated", None, None, 4)
@@ -309,6 +318,7 @@ def test_the_statements_show_typeset_formulas_in_chromium(tmp_path):
         assert raw not in seen["text"], raw
 
 
+@pytest.mark.lemma8
 def test_docstring_markup_is_rendered_never_raw():
     from sltcheck.report.formulas import docstring_html, plain
 
