@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -351,7 +350,3 @@ def build_wrapped(
     if mode == "dense":
         return DenseGPT2(model)
     return EdgePopupGPT2(model, keep_fraction, masked, scope, score_seed=seed + 1)
-
-
-def count_parameters(params: Iterable[torch.Tensor]) -> int:
-    return sum(p.numel() for p in params)
