@@ -198,7 +198,7 @@ def _scalar_block(W_O: float, S_O: float, fc_exact: bool = True) -> tuple[BlockW
 # --- agreement with the point verdicts ------------------------------------------------------------
 
 
-def _point_bound(statement: str, variant: str):  # noqa: ANN202
+def _point_bound(statement: str, variant: str):
     module = load(statement)
     if variant in module.VARIANTS:
         return module.VARIANTS[variant]

@@ -40,7 +40,7 @@ DIFFERENTIABLE = [s for s in STATEMENT_MODULES if _has_differentiable(s)]
 CASES = [(s, v) for s in DIFFERENTIABLE for v in load(s).VARIANTS]
 
 
-def _backend(statement: str, variant: str):  # noqa: ANN202
+def _backend(statement: str, variant: str):
     pytest.importorskip("torch")
     backend = gradients.differentiable(statement, variant)
     assert backend is not None, f"{statement}/differentiable.py has no bound for {variant}"
@@ -58,7 +58,7 @@ def _inside_lipschitz(instance: dict, rng: np.random.Generator) -> None:
         instance["fc_layers"] = tuple(0.8 * np.asarray(w) for w in instance["fc_layers"])
 
 
-def _eps_at_least(eps_max: float):  # noqa: ANN202
+def _eps_at_least(eps_max: float):
     # with tinier perturbations the measured side is a difference of two outputs about
     # alpha / eps_max times larger, and both computations lose that many digits
     return lambda instance: float(instance["eps_max"]) >= eps_max
@@ -123,7 +123,7 @@ def _inside_blocks(instance: dict, rng: np.random.Generator, error: float = 0.02
     instance["S_fc_layers"] = tuple(pairs)
 
 
-def _gap_visible(statement: str):  # noqa: ANN202
+def _gap_visible(statement: str):
     """The outputs differ by more than 1e-3 of their size (a float64 difference through a block's
     few hundred operations keeps 12 digits)."""
 

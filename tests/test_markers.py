@@ -50,14 +50,14 @@ def test_a_statement_is_a_word_of_the_node_id() -> None:
     assert statements_named("tests/test_x.py::test_lemma1_or_lemma130_or_xlemma13") == set()
 
 
-def test_every_statement_folder_has_a_registered_marker(pytester) -> None:  # noqa: ANN001
+def test_every_statement_folder_has_a_registered_marker(pytester) -> None:
     result = pytester.runpytest_subprocess(*PLUGIN, "--markers", "-p", "no:cacheprovider")
     assert result.ret == 0
     for name in STATEMENT_MODULES:
         result.stdout.fnmatch_lines([f"@pytest.mark.{name}: *"])
 
 
-def test_the_marker_selects_by_name_by_id_and_by_hand_and_nothing_else(pytester) -> None:  # noqa: ANN001
+def test_the_marker_selects_by_name_by_id_and_by_hand_and_nothing_else(pytester) -> None:
     pytester.makepyfile(test_probe=PROBE)
     result = pytester.runpytest_subprocess(
         *PLUGIN, "--collect-only", "-q", "--strict-markers", "-m", "lemma13", "-p", "no:cacheprovider")

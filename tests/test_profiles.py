@@ -25,7 +25,7 @@ def _draws() -> list[float]:
     return seen
 
 
-def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:  # noqa: ANN001
+def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:
     register_profiles()
     before = _draws()
     path = tmp_path / "odd_constants_module.py"

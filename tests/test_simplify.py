@@ -24,7 +24,7 @@ CASES = [
 ]
 
 
-def _mutant(statement: str, name: str):  # noqa: ANN202
+def _mutant(statement: str, name: str):
     return next(m for m in load(statement).MUTANTS if m.name == name)
 
 
