@@ -12,6 +12,7 @@ import pytest
 from mpmath import iv
 
 from sltcheck import certified
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import arithmetic, intervals, precision
@@ -479,6 +480,7 @@ def test_unsupported():
         certified.evaluate("lemma8", _lemma8_extremal(2, 1.5, 0.2), backend="interval")
 
 
+@every_statement
 def test_every_variant_is_enclosed():
     """Every statement has an enclosure, of every variant (so ``check`` certifies each worst instance)."""
     from sltcheck.statements import STATEMENT_MODULES

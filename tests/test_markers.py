@@ -19,6 +19,8 @@ PLUGIN = ("-p", "sltcheck.harness.pytest_plugin")  # what pyproject.toml's addop
 PROBE = '''
 import pytest
 
+from sltcheck.harness.pytest_plugin import every_statement
+
 
 def test_lemma13_by_its_name():
     pass
@@ -35,6 +37,11 @@ def test_marked_by_hand():
 
 
 def test_lemma8_only():
+    pass
+
+
+@every_statement
+def test_looping_over_every_folder():
     pass
 
 
@@ -65,7 +72,8 @@ def test_the_marker_selects_by_name_by_id_and_by_hand_and_nothing_else(pytester)
     selected = {line for line in result.stdout.lines if "::" in line}
     assert selected == {"test_probe.py::test_lemma13_by_its_name",
                         "test_probe.py::test_by_a_parametrize_id[lemma13]",
-                        "test_probe.py::test_marked_by_hand"}
+                        "test_probe.py::test_marked_by_hand",
+                        "test_probe.py::test_looping_over_every_folder"}
 
 
 def test_minus_m_lemma13_selects_lemma13s_tests_of_the_tree_and_not_lemma8s() -> None:

@@ -16,6 +16,7 @@ from typing import get_type_hints
 
 import pytest
 
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.records import FindingRecord, FindingsFile
 from sltcheck.report import page as report
 from sltcheck.schema import SCHEMA_VERSION, validate
@@ -318,7 +319,6 @@ def test_the_statements_show_typeset_formulas_in_chromium(tmp_path):
         assert raw not in seen["text"], raw
 
 
-@pytest.mark.lemma8
 def test_docstring_markup_is_rendered_never_raw():
     from sltcheck.report.formulas import docstring_html, plain
 
@@ -330,6 +330,7 @@ def test_docstring_markup_is_rendered_never_raw():
     assert plain("the :func:`~sltcheck.api.check` of ``lemma8``") == "the sltcheck.api.check of lemma8"
 
 
+@every_statement
 def test_every_statement_has_its_formulas_for_every_variant():
     from sltcheck.report.formulas import statement_formulas
     from sltcheck.statements import STATEMENT_MODULES, load

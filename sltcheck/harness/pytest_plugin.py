@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
-from typing import cast
+from typing import TypeVar, cast
 
 import pytest
 from hypothesis import settings
@@ -38,6 +38,7 @@ register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
 
 _ROWS: list[tuple[str, dict[str, int]]] = []
+_Test = TypeVar("_Test")
 
 # A statement's name as a word of a node id: "lemma1" never matches "lemma13", "lemma13" matches
 # "test_lemma13.py", "test_lemma13_bound" and "[lemma13-as-stated]".
@@ -53,6 +54,14 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in STATEMENT_MODULES:
         config.addinivalue_line(
             "markers", f"{name}: the tests of sltcheck.statements.{name} (set from the node id, or explicitly)")
+
+
+def every_statement(test: _Test) -> _Test:
+    """Mark a test that checks every statement folder in one body (a loop, not a parametrize) with
+    every statement's marker, so ``-m <statement>`` finds it for any of them."""
+    for name in STATEMENT_MODULES:
+        test = getattr(pytest.mark, name)(test)
+    return test
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection, which reads the markers
