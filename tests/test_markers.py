@@ -90,3 +90,15 @@ def test_minus_m_lemma13_selects_lemma13s_tests_of_the_tree_and_not_lemma8s() ->
     assert "properties/test_lemma8.py::test_lemma8_every_variant_holds" not in selected
     assert "tests/test_worst_case.py::test_phi_is_the_first_order_supremum" not in selected
     assert all("lemma13" in line or "test_worst_case.py::" in line for line in selected), selected
+
+
+def test_the_tests_readme_names_every_test_file() -> None:
+    """tests/README.md maps a change to its tests: a test file it does not name is a file nobody finds."""
+    readme = (ROOT / "tests" / "README.md").read_text()
+    files = sorted(p.name for p in (ROOT / "tests").glob("test_*.py"))
+
+    def unnamed(names: list[str]) -> list[str]:
+        return [name for name in names if f"`{name}" not in readme]
+
+    assert "test_markers.py" in files and unnamed(files) == []
+    assert unnamed([*files, "test_no_such_file.py"]) == ["test_no_such_file.py"]  # the check can fail

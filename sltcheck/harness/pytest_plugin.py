@@ -24,8 +24,8 @@ marker without being told; a test that checks a statement without naming it says
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
-from typing import TypeVar, cast
+from collections.abc import Callable, Generator
+from typing import cast
 
 import pytest
 from hypothesis import settings
@@ -38,7 +38,6 @@ register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
 
 _ROWS: list[tuple[str, dict[str, int]]] = []
-_Test = TypeVar("_Test")
 
 # A statement's name as a word of a node id: "lemma1" never matches "lemma13", "lemma13" matches
 # "test_lemma13.py", "test_lemma13_bound" and "[lemma13-as-stated]".
@@ -56,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "markers", f"{name}: the tests of sltcheck.statements.{name} (set from the node id, or explicitly)")
 
 
-def every_statement(test: _Test) -> _Test:
+def every_statement(test: Callable[..., None]) -> Callable[..., None]:
     """Mark a test that checks every statement folder in one body (a loop, not a parametrize) with
     every statement's marker, so ``-m <statement>`` finds it for any of them."""
     for name in STATEMENT_MODULES:
