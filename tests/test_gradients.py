@@ -16,6 +16,7 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import gradients, power
 from sltcheck.harness.instances import module as instance_module
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import (
     BUDGETS,
     Budget,
@@ -158,13 +159,7 @@ def _instances(statement: str, count: int, *, interior: bool) -> list[dict]:
     return out
 
 
-@pytest.mark.lemma5
-@pytest.mark.lemma8
-@pytest.mark.lemma12
-@pytest.mark.lemma13
-@pytest.mark.theorem9
-@pytest.mark.theorem11
-@pytest.mark.theorem14
+@every_statement  # discovers which folders have the part
 def test_every_differentiable_module_is_found() -> None:
     assert {"lemma12", "lemma13", "lemma5", "lemma8", "theorem9", "theorem11", "theorem14"} <= set(DIFFERENTIABLE)
     assert set(DIFFERENTIABLE) <= set(INTERIOR) & set(COMPARABLE)

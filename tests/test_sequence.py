@@ -10,13 +10,14 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import _matches
 from sltcheck.statements import MULTIPLICITY, load
 
 OPTED_IN = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
 
 
-@pytest.mark.theorem14
+@every_statement  # the folders that opt in, and theorem14's full masks
 def test_every_sequence_statement_opts_in() -> None:
     for name in OPTED_IN:
         assert sequence.structure(instance_module(name)) is not None, name

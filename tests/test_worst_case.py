@@ -9,6 +9,7 @@ import pytest
 from scipy import optimize
 
 from sltcheck import assumptions, worst_case
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.statements import lemma8, load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements.lemma8.worst_case import supremum_value as lemma8_supremum_value
@@ -187,13 +188,7 @@ def test_bad_inputs(bad):
         worst_case.supremum(**bad)
 
 
-@pytest.mark.lemma5
-@pytest.mark.lemma8
-@pytest.mark.lemma12
-@pytest.mark.lemma13
-@pytest.mark.theorem9
-@pytest.mark.theorem11
-@pytest.mark.theorem14
+@every_statement  # discovers which folders have the part
 def test_slack_table():
     rows = worst_case.slack_table(searched=False)
     assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "lemma12", "lemma13", "theorem9", "theorem11",
