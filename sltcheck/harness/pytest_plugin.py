@@ -18,7 +18,8 @@ It also registers one marker per statement folder (``lemma13``, ``theorem9``, ..
 ``pytest tests properties -m lemma13`` runs Lemma 13's tests: a test whose node id names the
 statement (its file, its name or a parametrize id, e.g. ``[lemma13-as-stated]``) carries the
 marker without being told; a test that checks a statement without naming it says so with
-``@pytest.mark.lemma13`` (``tests/README.md``).
+``@pytest.mark.lemma13``, one that loops over every folder with :func:`every_statement`
+(``tests/README.md``).
 """
 
 from __future__ import annotations
