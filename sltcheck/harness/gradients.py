@@ -23,13 +23,13 @@ and :func:`backend_name` records which one ran, so a result replays.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from sltcheck.statements.contract import has, submodule
 
 AUTOGRAD = "autograd"
 FINITE_DIFFERENCES = "finite-differences"
@@ -50,14 +50,10 @@ def differentiable(statement: str, variant: str, gradients: str = "auto") -> Mod
         raise ValueError(f"gradients must be one of {', '.join(CHOICES)}, got {gradients!r}")
     if gradients == FINITE_DIFFERENCES:
         return None
-    try:
-        spec = importlib.util.find_spec(f"sltcheck.statements.{statement}.differentiable")
-    except ModuleNotFoundError:
+    if not has(statement, "differentiable") or _torch() is None:
         return None
-    if spec is None or _torch() is None:
-        return None
-    module = importlib.import_module(f"sltcheck.statements.{statement}.differentiable")
-    return module if variant in module.BOUNDS else None
+    module = submodule(statement, "differentiable")
+    return module if module is not None and variant in module.BOUNDS else None
 
 
 def backend_name(module: ModuleType | None) -> str:

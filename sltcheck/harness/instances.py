@@ -16,22 +16,22 @@ Each module defines
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
 from hypothesis import strategies as st
 
 from sltcheck.statements import Instance
+from sltcheck.statements.contract import submodule
 
 
 def module(statement: str) -> ModuleType:
-    try:
-        return importlib.import_module(f"sltcheck.statements.{statement}.instances")
-    except ModuleNotFoundError as error:
+    found = submodule(statement, "instances")
+    if found is None:
         raise ValueError(
             f"no instance strategy for statement {statement!r}: "
             f"add sltcheck/statements/{statement}/instances.py"
-        ) from error
+        )
+    return found
 
 
 def instances(statement: str, drop: tuple[str, ...] = ()) -> st.SearchStrategy[Instance]:

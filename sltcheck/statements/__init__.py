@@ -81,16 +81,3 @@ def load(name: str) -> ModuleType:
     if name not in STATEMENT_MODULES:
         raise ValueError(f"statement must be one of {', '.join(STATEMENT_MODULES)}, got {name!r}")
     return importlib.import_module(f"sltcheck.statements.{name}")
-
-
-def parts(kind: str) -> dict[str, ModuleType]:
-    """Statement -> its ``<kind>`` module (``worst_case``, ``enclosure``, ...), for the statements
-    whose folder has one, in the paper's order."""
-    found = {}
-    for name in STATEMENT_MODULES:
-        try:
-            found[name] = importlib.import_module(f"sltcheck.statements.{name}.{kind}")
-        except ModuleNotFoundError as error:
-            if error.name != f"sltcheck.statements.{name}.{kind}":
-                raise
-    return found

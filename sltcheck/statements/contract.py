@@ -259,11 +259,10 @@ def _unknown(where: str, part: Part, module: ModuleType) -> list[str]:
     for name in _defined(module):
         if name in own:
             continue
-        elsewhere = _OPTIONAL.get(name)
-        owner = next((p for p in PARTS.values() if elsewhere in p.names), None)
-        if owner is not None:
+        if name in _OPTIONAL:
+            owner = next(p for p in PARTS.values() if _OPTIONAL[name] in p.names)
             found.append(f"{where}: defines {name}, which the framework reads only from {owner.file}: "
-                         f"move it there ({elsewhere.meaning})")
+                         f"move it there ({_OPTIONAL[name].meaning})")
             continue
         near = _near(name, own) or (_near(name, hooks) if name.isupper() else None)
         if near is not None:

@@ -85,7 +85,6 @@ so the verdict at ``dps`` is not blurred by cancellation. ``dps=None`` is float6
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,6 +108,7 @@ from sltcheck.numerics.arithmetic import (
 )
 from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant, multiplicity_of
+from sltcheck.statements.contract import submodule
 
 ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
 MODES = ("as-proven", "tight", "sharp")
@@ -466,7 +466,9 @@ def supremum_fraction(fraction: float, statement: str = "theorem9") -> Callable[
     sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F), attained on the slice e_QK = 0)."""
 
     def bound(instance: Instance, dps: int | None) -> Any:
-        worst = importlib.import_module(f"sltcheck.statements.{statement}.worst_case")  # it imports this module
+        worst = submodule(statement, "worst_case")  # not imported above: it imports this module
+        if worst is None:
+            raise ValueError(f"statement must have a worst_case.py, got {statement!r}")
         value = worst.upper_of(instance, dps or 30)
         return float(value) * fraction if dps is None else value * fraction
 
