@@ -22,7 +22,8 @@ HELPERS = {"num", "sqrt", "expm1", "spectral", "max_abs", "rounded", "stable", "
 
 def _folders(having: str = "__init__.py") -> list[str]:
     """The statement folders on disk that hold ``having``, read from the file system (not the package)."""
-    return [p.name for p in (PACKAGE / "statements").iterdir() if (p / "__init__.py").is_file() and (p / having).is_file()]
+    return [p.name for p in (PACKAGE / "statements").iterdir()
+            if (p / "__init__.py").is_file() and (p / having).is_file()]
 
 
 def _paper_order(name: str) -> tuple[int, int]:

@@ -3,7 +3,8 @@ provides a differentiable version, forward finite differences otherwise.
 
 A statement opts in with ``sltcheck/statements/<name>/differentiable.py``, a float64 torch
 version of its measured side and bounds written from the paper's equations (no code shared
-with the numpy path, so the tests compare two independent computations). It defines
+with the numpy path, so the tests compare two independent computations). It defines (as
+:mod:`sltcheck.statements.contract` declares)
 
 - ``project(fields) -> fields``: the projection onto the assumptions on torch tensors (the
   same map as the instance module's ``project``, differentiable almost everywhere);

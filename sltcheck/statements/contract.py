@@ -87,6 +87,8 @@ class Part:
         return next((n for n in self.names if n.name == name), None)
 
 
+#: Each part of a statement folder, keyed ``statement`` (the package), ``instances``, ``differentiable``,
+#: ``worst_case``, ``enclosure``, ``family``, ``formulas``.
 PARTS: dict[str, Part] = {p.key: p for p in (
     Part("statement", "__init__.py", True,
          "the statement: its docstring quotes the paper (with its numbers in the full paper and the workshop "

@@ -91,7 +91,6 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import MHAWeights
 from sltcheck.numerics import precision
@@ -110,7 +109,10 @@ from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant, multiplicity_of
 from sltcheck.statements.contract import submodule
 
-ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
+# Theorem 9 (Section 3.2, proved in Appendix A.3) assumes alpha >= max(sqrt(d1), sqrt(d2)) and
+# 0 < eps < 1; its tokens ||x_i|| <= alpha, target weights of spectral norm <= 1 and masks with a
+# nonzero row are the setting of Section 3.1 its proof uses. eps-unit has no field here: eps is derived.
+ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "mask-rows", "eps-unit")
 MODES = ("as-proven", "tight", "sharp")
 VARIANT_NAMES = ("as-proven", "as-stated", "tight", "sharp")
 
