@@ -234,7 +234,7 @@ def simplify_refutation(
         return verdict
 
     # A statement whose evaluations are costly (an exact search over masks) may ask for fewer.
-    own = optional(instance_module(statement), "SIMPLIFY_EVALUATIONS")
-    limit = max_evaluations if max_evaluations is not None else MAX_EVALUATIONS if own is None \
-        else min(MAX_EVALUATIONS, own)
+    cap = optional(instance_module(statement), "SIMPLIFY_EVALUATIONS")  # None: no cap of its own
+    own = MAX_EVALUATIONS if cap is None else min(MAX_EVALUATIONS, cap)
+    limit = own if max_evaluations is None else max_evaluations
     return simplify(statement, instance, refutes, admissible, confirm=confirm, max_evaluations=limit)

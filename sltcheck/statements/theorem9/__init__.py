@@ -109,7 +109,7 @@ from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant, multiplicity_of
 from sltcheck.statements.contract import submodule
 
-# Theorem 9 (Section 3.2, proved in Appendix A.3) assumes alpha >= max(sqrt(d1), sqrt(d2)) and
+# Theorem 9 (appendix A.3; Theorem 3 in Section 3.2) assumes alpha >= max(sqrt(d1), sqrt(d2)) and
 # 0 < eps < 1; its tokens ||x_i|| <= alpha, target weights of spectral norm <= 1 and masks with a
 # nonzero row are the setting of Section 3.1 its proof uses. eps-unit has no field here: eps is derived.
 ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "mask-rows", "eps-unit")
