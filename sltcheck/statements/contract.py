@@ -122,7 +122,8 @@ PARTS: dict[str, Part] = {p.key: p for p in (
              Name("project", "project(instance) -> Instance: pull a modified instance back inside the assumptions "
                   "(tokens into the alpha-ball, matrices to spectral norm <= 1, perturbations clipped)"),
              Name("FREE", "the float fields the search varies and the simplifier shrinks"),
-             Name("shapes", "shapes(...): the discrete shapes (dimensions, lengths) the search tries"),
+             Name("shapes", "shapes() -> [shape]: the discrete sizes (dimensions, lengths) the search tries, "
+                  "smallest first"),
              Name("start", "start(shape, rng, on_boundary=...) -> Instance: a random start of the search"),
              _optional("SEARCH_COST", "the cost of one evaluation relative to the others': the search's budget "
                        "is divided by it (absent: 1)", 1),
