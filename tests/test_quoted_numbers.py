@@ -23,6 +23,7 @@ import pytest
 from sltcheck.harness import evaluate
 from sltcheck.harness.serialise import decode_instance
 from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.statements.contract import optional
 
 ROOT = Path(__file__).resolve().parent.parent
 # A decimal number, not part of a name, a version, a fraction or an exponent's digits.
@@ -74,7 +75,7 @@ def known_values(statement: str) -> list[float]:
               if name.isupper() for f in _floats(value)]
     module = load(statement)
     for pinned in ("COUNTEREXAMPLES", "LARGEST_COUNTEREXAMPLES"):
-        for variant, encoded in getattr(module, pinned, {}).items():
+        for variant, encoded in optional(module, pinned).items():
             values.append(float(evaluate(statement, variant, decode_instance(encoded), dps=60).ratio))
     return values
 

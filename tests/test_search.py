@@ -20,6 +20,7 @@ from sltcheck.harness.search import (
 )
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, Instance, load
+from sltcheck.statements.contract import optional
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=100, polish_evaluations=50)
 
@@ -76,7 +77,7 @@ def test_ci_search_finds_the_false_lemma13_statement() -> None:
 
 @pytest.mark.parametrize(
     ("statement", "variant"),
-    [(s, v) for s in STATEMENT_MODULES for v in getattr(load(s), "COUNTEREXAMPLES", {})],
+    [(s, v) for s in STATEMENT_MODULES for v in optional(load(s), "COUNTEREXAMPLES")],
 )
 def test_recorded_counterexamples_replay(statement: str, variant: str) -> None:
     """Every finding replays: assumptions hold, violated at 60 digits, and in intervals where covered."""

@@ -49,6 +49,7 @@ from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
 from sltcheck.statements import Bound, Instance, load
+from sltcheck.statements.contract import optional
 
 # Largest number of free parameters the search takes on (bigger instances are skipped).
 MAX_PARAMETERS = 400
@@ -98,7 +99,7 @@ def float_ratio(
     try:
         with np.errstate(all="ignore"):
             m, b = float(module.measured(instance, None)), float(rhs(instance, None))
-            floor = float(module.noise_floor(instance, None)) if hasattr(module, "noise_floor") else 0.0
+            floor = float(optional(module, "noise_floor")(instance, None))
     except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError):
         return 0.0
     if not (np.isfinite(m) and np.isfinite(b)) or b <= 0 or m <= floor:
@@ -234,10 +235,10 @@ def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: s
     makes at ``profile``'s budget (starts, climbs, hops and polish at their caps;
     finite-difference rounds can overshoot a cap): the total of a progress bar, never a limit."""
     module = instance_module(statement)
-    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
     torch_side = gradient_backends.differentiable(statement, variant) if variant and budget.gradient_climbs else None
     if torch_side is not None:
-        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
+        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
     climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
     shapes = min(budget.shapes, len(sequence.shapes(module)))
@@ -320,7 +321,7 @@ def search_worst_case(
     Same seed and gradient backend (recorded in the result), same result.
     """
     module = instance_module(statement)
-    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
     fixed = dict(fixed or {})
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
@@ -351,7 +352,7 @@ def search_worst_case(
 
     exact = ratio_and_gradient if torch_side is not None else None
     if torch_side is not None:
-        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
+        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
     shapes = [shape for shape in sequence.shapes(module) if _matches(shape, fixed, module)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
