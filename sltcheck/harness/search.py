@@ -434,7 +434,7 @@ def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
     return math.isfinite(exact) and abs(float_ratio - exact) <= FLOAT_AGREEMENT * max(abs(exact), 1e-300)
 
 
-def _starts(spaces, budget, rng, fixed, settled):  # noqa: ANN001, ANN202
+def _starts(spaces, budget, rng, fixed, settled):
     """Every shape's starts (the first half on the boundaries), projected, with their realised
     ratios, best first."""
     scored: list[tuple[float, int, Instance]] = []
@@ -479,7 +479,7 @@ def _rank(item: tuple[float, int, Instance]) -> float:
     return -item[0] if math.isfinite(item[0]) else 0.0
 
 
-def _climb(space, start, ratio_of, evaluations, exact=None):  # noqa: ANN001, ANN202
+def _climb(space, start, ratio_of, evaluations, exact=None):
     """L-BFGS-B from ``start`` on -ratio(project(x)) over the space's free fields (a structured
     shape's fractions included: its points are weighted instances): gradients by autograd through
     the torch projection where ``exact(space, template, x) -> (ratio, gradient)`` is given, by finite
@@ -527,7 +527,7 @@ def _scales(start: Instance, free: tuple[str, ...], x0: np.ndarray) -> np.ndarra
     return np.where(scalar & (absolute > 0), absolute, np.maximum(absolute, 1.0))
 
 
-def _polish(space, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
+def _polish(space, start, ratio_of, evaluations):
     x0 = _flatten(start, space.free)
     if x0.size == 0 or evaluations <= 0:
         return None
