@@ -35,7 +35,7 @@ from sltcheck.harness.search import local_search, search_worst_case
 from sltcheck.statements import STATEMENT_MODULES, load
 
 
-def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tuple[float, int, float]:  # noqa: ANN001
+def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tuple[float, int, float]:
     began = time.perf_counter()
     recorder = Recorder()
     test = property_test(statement, variant, bound=bound, settings=profile_settings(profile, seeded=True),

@@ -20,7 +20,7 @@ import sltcheck  # noqa: E402
 
 project = "sltcheck"
 author = "the sltcheck authors"
-copyright = "2026, the sltcheck authors"  # noqa: A001 - Sphinx's name
+copyright = "2026, the sltcheck authors"  # Sphinx's name
 release = version = sltcheck.__version__
 
 extensions = [

@@ -1,8 +1,8 @@
 """Which assumption of which statement an instance violates.
 
 Every statement of the paper rests on a few hypotheses; this module names
-each one once (``ASSUMPTIONS``) and says which statements use it
-(``STATEMENT_ASSUMPTIONS``). :func:`violations` returns the named
+each one once (``ASSUMPTIONS``); which of them a statement uses is its module's own
+``ASSUMPTIONS`` (see :mod:`sltcheck.statements.contract`). :func:`violations` returns the named
 assumptions an instance breaks, with the measured value, so strategies can
 respect them, mutants can drop them and reports can explain a failure.
 
@@ -61,23 +61,6 @@ ASSUMPTIONS: dict[str, Assumption] = {
         Assumption("blocks-two", "B >= 2", "Theorems 6 and 14"),
         Assumption("square-block", "d1 = d2 (residual connections)", "Section 3.3"),
     )
-}
-
-STATEMENT_ASSUMPTIONS: dict[str, tuple[str, ...]] = {
-    "lemma2": ("matrix-spectral", "input-norm-unit", "eps-unit"),
-    "lemma4": ("matrix-spectral", "eps-unit"),
-    "lemma7": ("matrix-entries", "eps-unit"),
-    "lemma5": ("eps-max-half", "perturbation-max", "token-norm", "mask-rows"),
-    "lemma8": ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows"),
-    "theorem9": ("alpha-large", "token-norm", "target-spectral", "mask-rows", "eps-unit"),
-    "theorem10": ("fc-spectral", "eps-unit"),
-    "theorem11": ("alpha-large", "token-norm", "target-spectral", "fc-spectral", "mask-rows",
-                  "square-block", "eps-unit"),
-    "lemma12": ("alpha-large", "token-norm", "target-spectral", "mask-rows", "input-perturbation"),
-    "lemma13": ("alpha-large", "token-norm", "target-spectral", "fc-spectral", "mask-rows",
-                "square-block", "input-perturbation"),
-    "theorem14": ("alpha-large", "token-norm", "target-spectral", "fc-spectral", "mask-rows",
-                  "square-block", "blocks-two", "eps-unit"),
 }
 
 
@@ -311,15 +294,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 
 def _assumption_names(statement: str) -> tuple[str, ...]:
-    """The statement's assumptions: listed above, or (a statement folder not listed) its ``ASSUMPTIONS``."""
-    if statement in STATEMENT_ASSUMPTIONS:
-        return STATEMENT_ASSUMPTIONS[statement]
-    from sltcheck.statements import STATEMENT_MODULES, load
+    """The statement's assumptions: its module's ``ASSUMPTIONS``, the one list of them."""
+    from sltcheck.statements import load
 
-    if statement in STATEMENT_MODULES:
-        return tuple(load(statement).ASSUMPTIONS)
-    allowed = ", ".join(sorted(STATEMENT_ASSUMPTIONS))
-    raise ValueError(f"statement must be one of {allowed}, got {statement!r}")
+    return tuple(load(statement).ASSUMPTIONS)
 
 
 def violations(statement: str, instance: dict[str, object], *, skip: Iterable[str] = ()) -> list[Violation]:

@@ -65,7 +65,8 @@ from sltcheck.numerics.balls import backend as pick_backend
 from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
 from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, using, width_digits
 from sltcheck.numerics.validation import check_dps
-from sltcheck.statements import load, parts
+from sltcheck.statements import load
+from sltcheck.statements.contract import parts
 
 DEFAULT_DPS = CERTIFIED_DPS
 OUTCOMES = ("holds", "attained", "violated", "undecided")

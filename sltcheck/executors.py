@@ -216,7 +216,7 @@ class DaskExecutor(Executor):
 
         try:
             client = self.client
-        except Exception as error:  # noqa: BLE001 - whatever stops the connection, the address is the user's
+        except Exception as error:  # whatever stops the connection, the address is the user's
             if self.address is None:
                 raise UsageError(f"--cluster local: the Dask LocalCluster did not start ({type(error).__name__}: "
                                  f"{error})") from None

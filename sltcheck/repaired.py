@@ -23,9 +23,10 @@ UPPER_KINDS = ("proof", "certified family", "open")
 def declared(statement: str) -> list[dict[str, Any]]:
     """The statement's ``REPAIRED_CONSTANTS`` (checked)."""
     from sltcheck.statements import load
+    from sltcheck.statements.contract import optional
 
     module = load(statement)
-    rows = list(getattr(module, "REPAIRED_CONSTANTS", ()))
+    rows = list(optional(module, "REPAIRED_CONSTANTS"))
     for row in rows:
         if row.get("variant") not in module.VARIANTS:
             raise ValueError(f"REPAIRED_CONSTANTS of {statement} must name its variants "

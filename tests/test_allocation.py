@@ -62,6 +62,7 @@ def test_theorem14_chain_slips_only_at_the_printed_16_32() -> None:
         assert all(steps.values()), steps
 
 
+@pytest.mark.theorem11
 def test_a_broken_allocation_is_caught() -> None:
     """Mutant: Theorem 11 with its FC share doubled past eps must not hold."""
     p = allocation.parameters(eps=F(1, 2))
@@ -72,6 +73,8 @@ def test_a_broken_allocation_is_caught() -> None:
     assert not broken.holds
 
 
+@pytest.mark.theorem9
+@pytest.mark.theorem14
 def test_check_all_every_variant_holds() -> None:
     result = allocation.check_all()
     assert {(r["statement"], r["variant"]) for r in result["allocations"]} >= {

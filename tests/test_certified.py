@@ -12,6 +12,7 @@ import pytest
 from mpmath import iv
 
 from sltcheck import certified
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import arithmetic, intervals, precision
@@ -198,7 +199,7 @@ def _scalar_block(W_O: float, S_O: float, fc_exact: bool = True) -> tuple[BlockW
 # --- agreement with the point verdicts ------------------------------------------------------------
 
 
-def _point_bound(statement: str, variant: str):  # noqa: ANN202
+def _point_bound(statement: str, variant: str):
     module = load(statement)
     if variant in module.VARIANTS:
         return module.VARIANTS[variant]
@@ -240,6 +241,7 @@ def test_lemma8_extremal_instance_certified():
     assert certified.evaluate("lemma8", inst, "exponent-quartered")["outcome"] == "violated"
 
 
+@pytest.mark.lemma8
 def test_blurred_enclosures_are_refined():
     """eps_max = 1e-30: the softmax difference cancels 30 digits, so at dps 30 the measured
     enclosure is blurred; evaluated again at 60 digits both verdicts are certified."""
@@ -280,6 +282,8 @@ def test_lemma13_agrees_with_point_verdicts(seed):
         _agrees("lemma13", inst, variant)
 
 
+@pytest.mark.lemma12
+@pytest.mark.lemma13
 def test_lipschitz_mutants_refuted_with_a_certificate():
     assert _agrees("lemma12", _lipschitz_edge(3.0, 0.01), "value-term-only") == "violated"  # ratio ~3
     assert _agrees("lemma12", _lipschitz_edge(3.0, 0.01), "as-stated") == "holds"
@@ -344,6 +348,7 @@ def test_spectral_norm_encloses_the_largest_singular_value(shape):
     assert low <= 1 <= high
 
 
+@pytest.mark.theorem9
 def test_an_instance_sitting_on_the_bound_is_attained_not_undecided():
     """d1 = d2 = H = 1, one token of norm alpha, W_QK reproduced exactly (all zero), only W_VO
     perturbed (0 -> e): measured = alpha e = the as-proven bound, as real numbers. No enclosure
@@ -462,6 +467,8 @@ def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
     assert intervals.decide_interval(m, around) == "undecided"
 
 
+@pytest.mark.lemma8
+@pytest.mark.theorem11
 def test_unsupported():
     with pytest.raises(ValueError, match="statement"):
         certified.evaluate("lemma99", {}, None)
@@ -473,6 +480,7 @@ def test_unsupported():
         certified.evaluate("lemma8", _lemma8_extremal(2, 1.5, 0.2), backend="interval")
 
 
+@every_statement
 def test_every_variant_is_enclosed():
     """Every statement has an enclosure, of every variant (so ``check`` certifies each worst instance)."""
     from sltcheck.statements import STATEMENT_MODULES
@@ -584,6 +592,7 @@ def test_mutant_instance_is_certified_violated(statement, variant, mutant, mutat
         assert intervals.decide_interval(result["measured"], mutate(result, inst)) == "violated", mutant
 
 
+@pytest.mark.theorem11
 def test_spectral_bounds_need_python_flint(monkeypatch):
     """Without python-flint the spectral chains are undecided with a reason, on the mpmath backend."""
     monkeypatch.setitem(sys.modules, "flint", None)  # import flint now fails

@@ -209,6 +209,7 @@ def test_subset_sum_mutant_families_are_certified_counterexamples(tmp_path: Path
     assert entry["counterexample"]["decided_by"] == "interval (sltcheck.certified)"  # a second code path
 
 
+@pytest.mark.lemma12
 @pytest.mark.parametrize("name", BACKEND_NAMES)
 def test_both_backends_give_close_box_enclosures(name: str) -> None:
     family = families()["lemma12/d1-T2/as-stated"]
@@ -250,6 +251,7 @@ def test_lemma13_as_stated_is_a_certified_counterexample_that_replays(tmp_path: 
     assert replay["certified_ratio"][0] > 1
 
 
+@pytest.mark.lemma8
 def test_a_bound_made_too_small_is_never_certified_held(tmp_path: Path) -> None:
     """The mutant exp(eps/2) - 1 (ratio near 2): the branch-and-bound must find it violated."""
     [mutant] = lemma8_family.MUTANT_FAMILIES
@@ -259,6 +261,7 @@ def test_a_bound_made_too_small_is_never_certified_held(tmp_path: Path) -> None:
     assert entry["counterexample"]["certified_ratio"][0] > 1
 
 
+@pytest.mark.lemma8
 def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ratio = 0.9 x y over [0, 1]^2: held, supremum 0.9 bracketed to the tolerance."""
     toy = Family(statement="lemma8", name="toy", variant="as-stated",
@@ -272,6 +275,7 @@ def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatc
     assert entry["proven_fraction"] == 1.0
 
 
+@pytest.mark.lemma8
 def test_the_climb_raises_the_lower_bound_to_an_interior_supremum(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """ratio = 0.9 - ((x - 0.3)^2 + (y - 0.7)^2) / 4: after one round the midpoints are far from
@@ -295,6 +299,7 @@ def _stable(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k not in ("seconds", "boxes_per_second", "progress")}
 
 
+@pytest.mark.lemma12
 def test_same_rounds_same_result_and_resume_continues(tmp_path: Path) -> None:
     family = families()["lemma12/d1-T2/as-stated"]
     once = run(family, tmp_path, "a.sqlite", rounds=4)
@@ -304,6 +309,7 @@ def test_same_rounds_same_result_and_resume_continues(tmp_path: Path) -> None:
     assert _stable(resumed) == _stable(once)
 
 
+@pytest.mark.lemma12
 def test_another_configuration_in_the_same_directory_is_refused(tmp_path: Path) -> None:
     family = families()["lemma12/d1-T2/as-stated"]
     run(family, tmp_path, rounds=1)
@@ -311,6 +317,7 @@ def test_another_configuration_in_the_same_directory_is_refused(tmp_path: Path) 
         run(family, tmp_path, rounds=2, tolerance=0.05)
 
 
+@pytest.mark.lemma12
 @pytest.mark.slow  # starting worker processes takes a minute on a loaded machine
 @pytest.mark.parametrize("where", ["processes", "dask"])
 def test_parallel_executors_give_the_same_result(tmp_path: Path, where: str) -> None:
@@ -328,6 +335,7 @@ def test_parallel_executors_give_the_same_result(tmp_path: Path, where: str) -> 
 # --- selection and the command line --------------------------------------------------------------
 
 
+@pytest.mark.lemma8
 def test_select_names_what_is_allowed() -> None:
     assert {f.statement for f in select(["lemma8"])} == {"lemma8"}
     with pytest.raises(ValueError, match="--only must name statements with families"):
@@ -336,6 +344,7 @@ def test_select_names_what_is_allowed() -> None:
         select(["lemma8"], ["d1-T9"])
 
 
+@pytest.mark.lemma13
 def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path) -> None:
     from sltcheck.certify.session import replay_file
     from sltcheck.cli import main
@@ -352,6 +361,7 @@ def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path) -> N
     assert main(["check", "--replay", str(out / "counterexamples.json"), "--dps", "50"]) == 1
 
 
+@pytest.mark.lemma13
 def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
     from sltcheck.report import findings_text
     from sltcheck.report import page as report
@@ -363,6 +373,7 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
     assert "| lemma13/d1-T4/as-stated | counterexample |" in findings_text.render(data)
 
 
+@pytest.mark.lemma13
 def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
     """A findings.json's worst instance inside the family raises the lower bound from the start."""
     from sltcheck.certify.session import replay_file

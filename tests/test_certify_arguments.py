@@ -209,6 +209,7 @@ def test_theorem9_two_head_family_point_ratio_is_below_the_statement() -> None:
         assert lower * (1 - 1e-6) <= evaluate("theorem9", "as-proven", instance, dps=40).ratio
 
 
+@pytest.mark.lemma8
 def test_best_split_halves_the_dimension_that_matters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ratio = 0.9 x on [0, 1]^2 (y never matters, and is listed first): "best" halves x from the
     first round, so its lower bound rises where "widest"'s does not."""
@@ -231,6 +232,7 @@ def test_best_split_halves_the_dimension_that_matters(tmp_path: Path, monkeypatc
     assert found["best"]["verdict"] == found["widest"]["verdict"] == "held"
 
 
+@pytest.mark.theorem14
 def test_a_family_with_an_unknown_split_is_refused() -> None:
     from dataclasses import replace
 
@@ -238,6 +240,7 @@ def test_a_family_with_an_unknown_split_is_refused() -> None:
         replace(families()["theorem14/B2-d1-T2/as-proven"], split="random")
 
 
+@pytest.mark.theorem9
 def test_the_readme_table_says_what_each_argument_proved_and_under_what_load() -> None:
     from sltcheck.cli.certify import readme_table
 

@@ -57,6 +57,7 @@ def findings(run: Path) -> dict[str, Any]:
     return json.loads((run / "findings.json").read_text())
 
 
+@pytest.mark.lemma8
 def test_findings_name_the_run_and_every_variant(findings: dict[str, Any]) -> None:
     assert (findings["profile"], findings["seed"]) == ("ci", 0)
     module = load("lemma8")
@@ -81,6 +82,7 @@ def test_worst_ratio_is_lemma8s_known_supremum(findings: dict[str, Any]) -> None
     assert evaluate("lemma8", "as-stated", instance).ratio == pytest.approx(entry["worst_ratio"], rel=1e-12)
 
 
+@pytest.mark.lemma8
 def test_every_mutant_is_refuted_by_a_replayable_counterexample(findings: dict[str, Any]) -> None:
     mutants = {m.name: m for m in load("lemma8").MUTANTS}
     assert sorted(row["mutant"] for row in findings["mutants"]) == sorted(mutants)
@@ -95,12 +97,14 @@ def test_every_mutant_is_refuted_by_a_replayable_counterexample(findings: dict[s
         assert raw.violated and raw.ratio == pytest.approx(row["raw_ratio"], rel=1e-12)
 
 
+@pytest.mark.lemma8
 def test_replay_redecides_the_findings(run: Path) -> None:
     done = _sltcheck("check", "--replay", str(run / "findings.json"), "--dps", "60")
     assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(r"lemma8 as-stated: measured .* at 60 digits: holds", done.stdout)
 
 
+@pytest.mark.lemma8
 def test_same_seed_same_findings(run: Path, findings: dict[str, Any], tmp_path: Path) -> None:
     again = _sltcheck("check", "--only", "lemma8", "--profile", "ci", "--seed", "0", "--no-mutants",
                       "--out", str(tmp_path))
@@ -109,6 +113,7 @@ def test_same_seed_same_findings(run: Path, findings: dict[str, Any], tmp_path: 
     assert _without_timings(second["findings"]) == _without_timings(findings["findings"])
 
 
+@pytest.mark.lemma8
 def test_worker_processes_give_the_same_findings(run: Path, findings: dict[str, Any], tmp_path: Path) -> None:
     """``--workers 2`` runs the units in two processes, in another order: the same findings, mutants
     and unit list, stored in the planned order."""
@@ -121,6 +126,7 @@ def test_worker_processes_give_the_same_findings(run: Path, findings: dict[str, 
     assert _without_timings(second["mutants"]) == _without_timings(findings["mutants"])
 
 
+@pytest.mark.lemma8
 def test_report_is_built_from_the_real_findings(run: Path, tmp_path: Path) -> None:
     content = report.build(report.load_inputs([str(run)]))
     assert content["glance"]["held"] == 1 and not content["glance"]["violated"]
@@ -131,6 +137,7 @@ def test_report_is_built_from_the_real_findings(run: Path, tmp_path: Path) -> No
         assert name in text, name
 
 
+@pytest.mark.lemma8
 def test_refuted_mutants_counterexamples_are_certified(findings: dict[str, Any]) -> None:
     """Each counterexample of a mutant whose bound is enclosed is proved violated in interval arithmetic."""
     from sltcheck import certified

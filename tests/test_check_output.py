@@ -20,6 +20,7 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "findings.json"
 
 
+@pytest.mark.lemma8
 def test_default_prints_a_progress_bar_per_statement_and_the_table(tmp_path, capfd):
     assert main([*QUICK, "--out", str(tmp_path)]) == 0
     out, err = capfd.readouterr()
@@ -33,12 +34,15 @@ def test_quiet_prints_nothing_for_a_run_that_holds(tmp_path, capfd):
     assert out == "" and err == ""
 
 
+@pytest.mark.lemma8
 def test_verbose_adds_a_line_per_variant(tmp_path, capfd):
     assert main([*QUICK, "--out", str(tmp_path), "-v"]) == 0
     out, _ = capfd.readouterr()
     assert "lemma8 [as-stated]: 50 examples, worst ratio" in out
 
 
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_replay_only_replays_the_named_statement(findings, capfd):
     assert main(["check", "--replay", str(findings), "--only", "lemma8", "--dps", "30"]) == 0
     out, _ = capfd.readouterr()
@@ -48,6 +52,7 @@ def test_replay_only_replays_the_named_statement(findings, capfd):
     assert "nothing to replay" in capfd.readouterr().out
 
 
+@pytest.mark.lemma8
 def test_a_tasks_ticks_stop_at_its_share_and_its_end_fills_it():
     progress = StatementProgress("lemma8", [10, 5], enabled=True)
     progress.task("as-stated", 10)
@@ -61,6 +66,7 @@ def test_a_tasks_ticks_stop_at_its_share_and_its_end_fills_it():
     assert progress._bar.n == 15
 
 
+@pytest.mark.lemma8
 def test_a_surviving_mutant_is_exit_status_1_with_its_name(tmp_path, capfd, monkeypatch):
     """A check whose mutant survives checks nothing: the run says so and exits 1 (issue 18, item 4)."""
     from sltcheck.harness import mutants

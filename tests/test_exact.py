@@ -76,6 +76,7 @@ def _attained_theorem9() -> dict[str, Any]:
             "S_Q": weight(0.75), "S_K": weight(1.0), "S_V": weight(0.875), "S_O": weight(1.0)}
 
 
+@pytest.mark.theorem9
 @pytest.mark.parametrize("variant", ["tight", "sharp"])
 def test_an_attained_instance_is_attained_and_its_exact_value_lies_in_the_intervals(variant: str) -> None:
     instance = _attained_theorem9()
@@ -87,6 +88,7 @@ def test_an_attained_instance_is_attained_and_its_exact_value_lies_in_the_interv
     assert lo <= value <= hi
 
 
+@pytest.mark.theorem9
 def test_a_bound_below_the_measured_side_by_2_to_the_minus_700_is_violated(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below any precision the intervals reach (120 digits), above exact arithmetic's: refuted, not attained."""
     module = certified.enclosures()["theorem9"]
@@ -96,6 +98,7 @@ def test_a_bound_below_the_measured_side_by_2_to_the_minus_700_is_violated(monke
     assert result["outcome"] == "violated" and result["decided_by"] == "exact arithmetic"
 
 
+@pytest.mark.theorem9
 def test_settle_decides_a_variant_but_never_a_mutant_bound() -> None:
     from sltcheck.harness.runner import evaluate
     from sltcheck.statements import theorem9
@@ -108,6 +111,7 @@ def test_settle_decides_a_variant_but_never_a_mutant_bound() -> None:
     assert same.undecided and not same.attained  # a bound given by the caller (a mutant's) is not settled
 
 
+@pytest.mark.lemma7
 def test_a_minimum_enclosed_by_its_best_choice_is_decided_from_its_exact_upper_end() -> None:
     """Lemma 7 at d1 = 1: the construction's masks are among the best, so measured = bound as real
     numbers; the measured side is known only as [the enumeration's lower bound, the best masks'

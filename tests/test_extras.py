@@ -50,6 +50,7 @@ def test_torch_is_no_core_dependency_but_the_repro_lm_and_search_extras():
         assert extra in extras["all"][0], extra
 
 
+@pytest.mark.lemma8
 def test_check_runs_without_torch(tmp_path):
     result = _cli_without_torch("check", "--only", "lemma8", "--profile", "ci", "--no-search", "--no-mutants",
                                 "--out", str(tmp_path), "-q")

@@ -17,6 +17,7 @@ def lemma8_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "findings.json"
 
 
+@pytest.mark.lemma8
 def test_check_writes_the_search_and_its_power(lemma8_findings: Path) -> None:
     data = json.loads(lemma8_findings.read_text())
     (entry,) = data["findings"]
@@ -25,6 +26,7 @@ def test_check_writes_the_search_and_its_power(lemma8_findings: Path) -> None:
     assert data["power"] and all(row["statement"] == "lemma8" and row["passed"] for row in data["power"])
 
 
+@pytest.mark.lemma8
 def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Path, tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{findings_text.START}\nold text\n{findings_text.END}\nafter\n")
@@ -34,6 +36,7 @@ def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Pat
     assert "| lemma8 | as-stated * |" in text and "No variant was violated" in text
 
 
+@pytest.mark.lemma8
 def test_the_headline_lines_are_replaced_between_their_markers(lemma8_findings: Path, tmp_path: Path) -> None:
     readme, page = tmp_path / "README.md", tmp_path / "findings.md"
     stale = f"intro\n{findings_text.HEADLINE_START}\nstale lines\n{findings_text.HEADLINE_END}\nquick start\n"
@@ -46,6 +49,8 @@ def test_the_headline_lines_are_replaced_between_their_markers(lemma8_findings: 
     assert "[all findings](docs/results/findings.md)" in text and "| lemma8 | as-stated * |" in page.read_text()
 
 
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_the_headline_names_each_violation_and_each_repaired_constant() -> None:
     data = {"profile": "dev", "seed": 0, "findings": [
         {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": 0.5, "examples": 50},
@@ -61,6 +66,8 @@ def test_the_headline_names_each_violation_and_each_repaired_constant() -> None:
     assert "- 1 of 1 known-false mutants refuted" in text
 
 
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_a_violation_leads_with_its_replay_command() -> None:
     data = {"profile": "ci", "seed": 0, "findings": [
         {"statement": "lemma8", "variant": "as-stated", "violated": False, "worst_ratio": 0.5, "examples": 50},
@@ -73,6 +80,8 @@ def test_a_violation_leads_with_its_replay_command() -> None:
     assert "interval arithmetic: violated" in text
 
 
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_a_ratio_stored_as_a_string_is_shown_as_stored() -> None:
     """A zero bound gives the ratio "inf" (or "nan"): strict JSON stores the string, not a float."""
     data = {"profile": "ci", "seed": 0, "findings": [
@@ -85,6 +94,8 @@ def test_a_ratio_stored_as_a_string_is_shown_as_stored() -> None:
     assert "| lemma8 |" not in text and "Not measured (not counted as held): lemma8 `as-stated`." in text
 
 
+@pytest.mark.lemma8
+@pytest.mark.lemma12
 def test_the_slack_table_shows_the_supremum_and_how_it_is_known_apart() -> None:
     data = {"findings": [], "slack": [
         {"statement": "lemma8", "params": {"d1": 1}, "kind": "closed-form", "supremum": 0.5, "lower": None,
@@ -105,6 +116,7 @@ def test_a_readme_without_markers_is_a_clear_error(tmp_path: Path) -> None:
         findings_text.rewrite(readme, "x\n")
 
 
+@pytest.mark.lemma2
 def test_each_variant_shows_its_certified_verdict_and_backend(lemma8_findings: Path) -> None:
     """check certifies the worst instance of every variant with an enclosure; the text says how."""
     data = json.loads(lemma8_findings.read_text())

@@ -16,6 +16,7 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import gradients, power
 from sltcheck.harness.instances import module as instance_module
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import (
     BUDGETS,
     Budget,
@@ -40,7 +41,7 @@ DIFFERENTIABLE = [s for s in STATEMENT_MODULES if _has_differentiable(s)]
 CASES = [(s, v) for s in DIFFERENTIABLE for v in load(s).VARIANTS]
 
 
-def _backend(statement: str, variant: str):  # noqa: ANN202
+def _backend(statement: str, variant: str):
     pytest.importorskip("torch")
     backend = gradients.differentiable(statement, variant)
     assert backend is not None, f"{statement}/differentiable.py has no bound for {variant}"
@@ -58,7 +59,7 @@ def _inside_lipschitz(instance: dict, rng: np.random.Generator) -> None:
         instance["fc_layers"] = tuple(0.8 * np.asarray(w) for w in instance["fc_layers"])
 
 
-def _eps_at_least(eps_max: float):  # noqa: ANN202
+def _eps_at_least(eps_max: float):
     # with tinier perturbations the measured side is a difference of two outputs about
     # alpha / eps_max times larger, and both computations lose that many digits
     return lambda instance: float(instance["eps_max"]) >= eps_max
@@ -123,7 +124,7 @@ def _inside_blocks(instance: dict, rng: np.random.Generator, error: float = 0.02
     instance["S_fc_layers"] = tuple(pairs)
 
 
-def _gap_visible(statement: str):  # noqa: ANN202
+def _gap_visible(statement: str):
     """The outputs differ by more than 1e-3 of their size (a float64 difference through a block's
     few hundred operations keeps 12 digits)."""
 
@@ -158,6 +159,7 @@ def _instances(statement: str, count: int, *, interior: bool) -> list[dict]:
     return out
 
 
+@every_statement  # discovers which folders have the part
 def test_every_differentiable_module_is_found() -> None:
     assert {"lemma12", "lemma13", "lemma5", "lemma8", "theorem9", "theorem11", "theorem14"} <= set(DIFFERENTIABLE)
     assert set(DIFFERENTIABLE) <= set(INTERIOR) & set(COMPARABLE)
@@ -232,12 +234,14 @@ def test_search_with_autograd_is_admissible_and_reproducible(statement: str) -> 
     assert first.ratio == second.ratio and first.float_ratio == second.float_ratio
 
 
+@pytest.mark.lemma12
 def test_finite_differences_can_be_chosen() -> None:
     found = search_worst_case("lemma12", "as-stated", profile=SMALL, seed=2, gradients="finite-differences")
     assert found.gradients == gradients.FINITE_DIFFERENCES
     assert not violations("lemma12", found.instance)
 
 
+@pytest.mark.lemma12
 def test_unknown_gradient_backend_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="gradients must be one of"):
         search_worst_case("lemma12", "as-stated", profile=SMALL, gradients="magic")
@@ -288,6 +292,7 @@ def test_autograd_cost_divides_only_the_gradient_climbs() -> None:
         _autograd_scaled(BUDGETS["ci"], 0)
 
 
+@pytest.mark.lemma12
 def test_a_mutant_bound_climbs_by_finite_differences() -> None:
     """A bound the statement has no torch version of never borrows a variant's gradients."""
     mutant = next(m for m in load("lemma12").MUTANTS if m.name == "value-term-only")
@@ -337,6 +342,7 @@ def test_the_edge_mutant_of_theorem14_is_the_numpy_one_and_climbs_by_autograd() 
     assert not violations("theorem14", found.instance)
 
 
+@pytest.mark.theorem14
 def test_far_sources_give_finite_ratios_or_nan_where_numpy_gives_zero() -> None:
     """Theorem 14's far_source starts (source errors up to 1e40, outputs up to ~1e121): torch's
     value and gradient are finite, or the value is nan (an overflow; the climb takes it as 0)

@@ -57,6 +57,7 @@ def test_it_finds_lemma13_as_stated_false_in_the_smallest_shape() -> None:
     assert verdict["ratio"] > 1.02
 
 
+@pytest.mark.lemma5
 def test_same_seed_same_strict_json(tmp_path: Path) -> None:
     script = load_script()
     outputs = []
@@ -71,6 +72,7 @@ def test_same_seed_same_strict_json(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.lemma5
 @pytest.mark.parametrize("argument", [["--evaluations", "0"], ["--shapes", "-1"], ["--variants", "nonsense"]])
 def test_bad_arguments_name_themselves(argument: list[str], tmp_path: Path) -> None:
     script = load_script()
@@ -78,6 +80,7 @@ def test_bad_arguments_name_themselves(argument: list[str], tmp_path: Path) -> N
         script.main(["--only", "lemma5", *argument, "--out", str(tmp_path / "x.json")])
 
 
+@pytest.mark.lemma13
 def test_the_largest_known_violation_replays() -> None:
     """Lemma 13 as stated, the largest violation known (7 of 38 tokens at +alpha): admissible, violated at
     60 digits, within 3e-7 of the proved supremum 25/24 and below it."""
@@ -93,6 +96,7 @@ def test_the_largest_known_violation_replays() -> None:
     assert 25 / 24 * (1 - 3e-7) < verdict.ratio < 25 / 24
 
 
+@pytest.mark.lemma8
 def test_an_output_replays_at_100_digits(tmp_path: Path) -> None:
     script = load_script()
     out = tmp_path / "out.json"

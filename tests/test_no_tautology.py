@@ -47,6 +47,7 @@ def test_variant_ties_on_at_most_half_its_examples(statement: str, variant: str)
     assert ties <= decided / 2, f"{statement} ({variant}): measured == bound on {ties} of {decided} examples"
 
 
+@pytest.mark.lemma8
 def test_a_tautology_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutant of this test: a variant whose bound IS the measured side must fail it."""
     module = load("lemma8")

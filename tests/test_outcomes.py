@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mpmath
+import pytest
 
 from sltcheck.checking import entry_of as _entry
 from sltcheck.harness.runner import Record
@@ -25,12 +26,15 @@ def test_a_ratio_the_search_measured_is_kept_without_examples():
     assert outcome(dict(entry)) == "held"
 
 
+@pytest.mark.lemma8
 def test_nothing_measured_is_not_held():
     entry = _entry(Record("lemma8", "as-stated"), "as-stated", 1.0, "", None)
     assert entry["worst_ratio"] is None
     assert outcome(dict(entry)) == "not measured"
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma8
 def test_the_readme_section_lists_unmeasured_variants_apart_from_the_held_ones():
     held = dict(_entry(_search_only_record(), "as-stated", 1.0, "", None))
     unmeasured = {**dict(_entry(Record("lemma5", "as-stated"), "as-stated", 1.0, "", None))}

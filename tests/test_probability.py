@@ -31,6 +31,7 @@ def test_frequency_verdicts(setting: Setting, groups: dict, expected: str) -> No
         assert row["verdict"] != "refuted" and row["successes"] >= 10
 
 
+@pytest.mark.lemma2
 def test_same_seed_same_result_on_any_executor() -> None:
     setting = Setting("lemma2", 0.5, 1, 1)
     first = probability.frequency_at(setting, {"n": 6}, trials=6, seed=3)
@@ -49,6 +50,9 @@ def test_the_search_beats_random_inputs() -> None:
     assert np.linalg.norm(x) <= 1.0 + 1e-15
 
 
+@pytest.mark.lemma7
+@pytest.mark.theorem9
+@pytest.mark.theorem14
 def test_prescribed_widths_follow_the_width_calculator() -> None:
     assert probability.prescribed(Setting("lemma7", 0.1, 2, 2), 1.0)["groups"] == {"n": 4}  # ceil(log 40)
     t9 = probability.prescribed(Setting("theorem9", 0.5, 1, 1), 1.0)["groups"]
@@ -96,6 +100,7 @@ def test_bad_settings(kwargs: dict, message: str) -> None:
         Setting(**kwargs)
 
 
+@pytest.mark.lemma7
 def test_bad_trials_and_C() -> None:
     with pytest.raises(ValueError, match="trials must be an integer"):
         probability.frequency_at(Setting("lemma7", 0.1), {"n": 2}, trials=0)
@@ -120,6 +125,7 @@ TINY = {"grid": {"frequencies": (Setting("theorem9", 0.5, 1, 1),), "slack": (Set
         "trials": 4, "slack_trials": 4, "lemma7_trials": 40, "search": probability.CI_SEARCH}
 
 
+@pytest.mark.lemma8
 def test_check_writes_the_probability_halves_and_the_report_shows_them(tmp_path, monkeypatch) -> None:
     from sltcheck.report import page
 

@@ -25,7 +25,7 @@ def _draws() -> list[float]:
     return seen
 
 
-def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:  # noqa: ANN001
+def test_a_new_local_module_does_not_change_the_examples(tmp_path) -> None:
     register_profiles()
     before = _draws()
     path = tmp_path / "odd_constants_module.py"
@@ -130,6 +130,7 @@ def test_a_property_over_several_variants_counts_its_examples_once(pytester: pyt
     result.stdout.fnmatch_lines(["*    50 * (>= 40)*test_every_variant*"])
 
 
+@pytest.mark.lemma13
 def test_check_variants_decides_each_variant_and_fails_on_the_false_one() -> None:
     """Lemma 13's pinned counterexample: as-proven holds (ratio 0.51), as-stated is violated; both
     are recorded with the same measured side, and the failure names the variant."""

@@ -180,6 +180,7 @@ def test_check_refuses_to_overwrite_findings_of_another_run(quick_findings: Path
     assert quick_findings.read_bytes() == before
 
 
+@pytest.mark.lemma8
 def test_check_counts_a_repeated_statement_once(tmp_path: Path) -> None:
     assert main(["check", "--only", "lemma8", "lemma8", "--no-search", "--no-mutants", "--out", str(tmp_path)]) == 0
     data = load(tmp_path / "findings.json", FindingsFile, "findings")
@@ -260,6 +261,7 @@ def _findings_with(quick_findings: Path, tmp_path: Path, **changes: Any) -> Path
     return path
 
 
+@pytest.mark.lemma8
 def test_replay_exits_1_on_a_verdict_that_differs_or_an_unrefuted_mutant(quick_findings: Path,
                                                                          tmp_path: Path) -> None:
     assert main(["check", "--replay", str(quick_findings), "--dps", "30"]) == 0
@@ -650,6 +652,8 @@ def test_widths_and_calibrate_errors_carry_the_common_prefix(argv: list[str], fr
     assert fragment in error_line(capsys)
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma8
 def test_only_in_another_order_is_the_same_configuration(quick_findings: Path) -> None:
     """--only lemma8 lemma5 and --only lemma5 lemma8 are one configuration: the second resumes
     the first's run directory (in the paper's order), it is not refused as another one."""
@@ -750,6 +754,8 @@ def _certified(out: Path, rounds: int = 2, *more: str) -> int:
     return main([*CERTIFY, "--rounds", str(rounds), "--out", str(out), *more])
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma8
 def test_certify_adds_to_findings_only_while_its_check_is_not_running(quick_findings: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -1059,6 +1065,7 @@ def test_a_bound_the_target_cannot_meet_leaves_nothing_that_refuses_the_rerun(tm
     assert main(["repro", "fig4", "--out", str(out), "--no-progress"]) == 0
 
 
+@pytest.mark.lemma8
 def test_ci_random_draws_a_seed_records_it_and_replays_as_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """``check --profile ci-random`` (a listed choice) crashed after the work and was not random."""

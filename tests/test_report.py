@@ -16,6 +16,7 @@ from typing import get_type_hints
 
 import pytest
 
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.records import FindingRecord, FindingsFile
 from sltcheck.report import page as report
 from sltcheck.schema import SCHEMA_VERSION, validate
@@ -90,6 +91,7 @@ def test_every_string_from_a_run_is_escaped():
     assert "<script" not in html.lower()
 
 
+@pytest.mark.lemma13
 def test_a_violation_is_shown_first():
     html = report.render(report.build(fake_inputs(violated=True)))
     first_section = html.index("<h2")
@@ -102,6 +104,7 @@ ALPHA = repr(float.fromhex("0x1.00001bd82f52bp+0"))
 TOKEN = repr(float.fromhex("-0x1.00001bd82f51bp+0"))
 
 
+@pytest.mark.lemma13
 def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command():
     html = report.render(report.build(fake_inputs(violated=True, label="my run")))
     card = html[html.index('<h2 id="violations">'):html.index('<h2 id="glance">')]
@@ -110,6 +113,7 @@ def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command
     assert "0x1." not in html  # exact hex stays in the JSON
 
 
+@pytest.mark.lemma13
 def test_the_json_keeps_the_exact_hex_and_the_replay_command(tmp_path):
     page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "r.html"))
     data = json.loads(page.with_suffix(".json").read_text())
@@ -118,6 +122,9 @@ def test_the_json_keeps_the_exact_hex_and_the_replay_command(tmp_path):
     assert entry["replay_command"] == "sltcheck check --replay /tmp/run/findings.json --only lemma13"
 
 
+@pytest.mark.lemma2
+@pytest.mark.lemma8
+@pytest.mark.lemma13
 def test_findings_lead_with_violations_and_close_calls_and_end_with_attained_bounds():
     content = report.build(fake_inputs(violated=True))
     html = report.render(content)
@@ -212,6 +219,7 @@ PROBE = ("<script>document.body.setAttribute('data-plot-sizes', JSON.stringify("
          "</script>")
 
 
+@pytest.mark.lemma13
 def test_report_renders_in_headless_chromium(tmp_path):
     browser = _chromium()
     if browser is None:
@@ -253,6 +261,8 @@ def test_the_report_json_is_validated_as_a_report_file(tmp_path):
     assert load(page.with_suffix(".json"), ReportFile, "report")["glance"]["held"] == 3
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma12
 def test_a_variant_without_a_measurement_is_not_counted_as_held():
     inputs = fake_inputs()
     unmeasured = finding("lemma5", "as-stated", None, None, 4)
@@ -320,6 +330,7 @@ def test_docstring_markup_is_rendered_never_raw():
     assert plain("the :func:`~sltcheck.api.check` of ``lemma8``") == "the sltcheck.api.check of lemma8"
 
 
+@every_statement
 def test_every_statement_has_its_formulas_for_every_variant():
     from sltcheck.report.formulas import statement_formulas
     from sltcheck.statements import STATEMENT_MODULES, load

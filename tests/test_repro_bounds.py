@@ -36,6 +36,9 @@ def block_pair(seed: int):
     return target, construction.prune_transformer(target, source, solver="mitm").weights
 
 
+@pytest.mark.theorem9
+@pytest.mark.theorem11
+@pytest.mark.theorem14
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("kind", ["mha", "block", "transformer"])
 def test_float_chain_equals_the_statements_tight_chain(seed, kind):
@@ -54,6 +57,7 @@ def test_float_chain_equals_the_statements_tight_chain(seed, kind):
     assert bounds.actual_norm_bound_float(target, pruned, 1.3) == pytest.approx(float(exact), rel=1e-9)
 
 
+@pytest.mark.theorem9
 @pytest.mark.parametrize("seed", range(4))
 def test_as_proven_fails_above_norm_one_where_the_actual_norm_chain_holds(seed):
     """||W_VO|| = 10^4 breaks Eq. 13 (||W_VO|| <= 1): the paper's chain is then refuted by a

@@ -31,7 +31,7 @@ def small_readings(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]
     trainings = []
     real = targets.train_mha
 
-    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def counted(*args, **kwargs):
         trainings.append(1)
         return real(*args, **kwargs)
 
@@ -224,7 +224,7 @@ def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pyt
                                   widths=(4, 8), sources=1, test_samples=10, target_epochs=1)
     real, calls = synthetic.run, []
 
-    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def interrupted(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
             raise KeyboardInterrupt

@@ -20,6 +20,7 @@ from sltcheck.harness.search import (
 )
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, Instance, load
+from sltcheck.statements.contract import optional
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=100, polish_evaluations=50)
 
@@ -44,6 +45,7 @@ def test_same_seed_same_result(statement: str) -> None:
     assert first.ratio == second.ratio
 
 
+@pytest.mark.lemma12
 def test_alpha_moves_down_to_its_boundary() -> None:
     """alpha is a search parameter: the projection keeps it >= sqrt(max(d1, d2)) exactly."""
     module = instance_module("lemma12")
@@ -75,7 +77,7 @@ def test_ci_search_finds_the_false_lemma13_statement() -> None:
 
 @pytest.mark.parametrize(
     ("statement", "variant"),
-    [(s, v) for s in STATEMENT_MODULES for v in getattr(load(s), "COUNTEREXAMPLES", {})],
+    [(s, v) for s in STATEMENT_MODULES for v in optional(load(s), "COUNTEREXAMPLES")],
 )
 def test_recorded_counterexamples_replay(statement: str, variant: str) -> None:
     """Every finding replays: assumptions hold, violated at 60 digits, and in intervals where covered."""
@@ -114,6 +116,8 @@ def test_budgets_grow_with_the_profile() -> None:
         assert getattr(ci, field) <= getattr(dev, field) <= getattr(deep, field)
 
 
+@pytest.mark.lemma2
+@pytest.mark.theorem11
 def test_planned_evaluations_follow_the_gradient_backend() -> None:
     """The progress bar's total: an autograd search climbs fewer times (AUTOGRAD_COST), a
     finite-difference one plans as before."""
@@ -122,11 +126,13 @@ def test_planned_evaluations_follow_the_gradient_backend() -> None:
     assert planned_evaluations("lemma2", "ci", "as-proven") == planned_evaluations("lemma2", "ci")
 
 
+@pytest.mark.lemma8
 def test_unknown_profile_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="profile must be one of"):
         search_worst_case("lemma8", "as-stated", profile="huge")
 
 
+@pytest.mark.lemma8
 def test_fixed_values_that_match_no_shape_are_a_clear_error() -> None:
     with pytest.raises(ValueError, match="matches no shape"):
         search_worst_case("lemma8", "as-stated", profile=SMALL, fixed={"d1": 7})
@@ -383,6 +389,7 @@ MISJUDGED_BY_FLOAT64 = {
 }
 
 
+@pytest.mark.theorem14
 def test_the_documented_misjudged_point_is_decided_in_mpmath() -> None:
     instance = decode_instance(MISJUDGED_BY_FLOAT64)
     assert not violations("theorem14", instance)
@@ -440,6 +447,7 @@ def test_without_deciding_more_points_the_misjudged_start_wins(monkeypatch: pyte
     assert encode_instance(found.instance) in [encode_instance(point) for point in misjudged]
 
 
+@pytest.mark.theorem14
 @pytest.mark.slow
 def test_dev_search_is_not_led_astray_by_float64() -> None:
     found = search_worst_case("theorem14", "as-proven", profile="dev", seed=0)

@@ -10,12 +10,14 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import _matches
 from sltcheck.statements import MULTIPLICITY, load
 
 OPTED_IN = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
 
 
+@every_statement  # the folders that opt in, and theorem14's full masks
 def test_every_sequence_statement_opts_in() -> None:
     for name in OPTED_IN:
         assert sequence.structure(instance_module(name)) is not None, name
@@ -95,6 +97,7 @@ def test_a_causal_realisation_measures_at_least_the_weighted_causal_instance(nam
         assert gap >= -mpmath.mpf(10) ** -25
 
 
+@pytest.mark.lemma12
 def test_other_masks_are_no_weighted_instance() -> None:
     space, point = _weighted("lemma12", 2, seed=1)
     point["mask"] = np.array([[0, 1], [1, 1]], dtype=np.int8)
@@ -102,6 +105,7 @@ def test_other_masks_are_no_weighted_instance() -> None:
         space.realise(point)
 
 
+@pytest.mark.lemma12
 def test_structured_shapes_follow_each_group_and_a_fixed_length_excludes_them() -> None:
     module = instance_module("lemma12")
     shapes = sequence.shapes(module)
@@ -115,6 +119,7 @@ def test_structured_shapes_follow_each_group_and_a_fixed_length_excludes_them() 
     assert _matches(structured, {"atoms": 2}, module) and not _matches(shapes[0], {"atoms": 2}, module)
 
 
+@pytest.mark.lemma12
 def test_relative_fields_round_trip() -> None:
     space, point = _weighted("lemma12", 2, seed=3)
     instance = space.instance(point)

@@ -24,7 +24,7 @@ CASES = [
 ]
 
 
-def _mutant(statement: str, name: str):  # noqa: ANN202
+def _mutant(statement: str, name: str):
     return next(m for m in load(statement).MUTANTS if m.name == name)
 
 
@@ -52,6 +52,7 @@ def test_significant_digits_and_rounding() -> None:
     assert rounded(np.array([1 / 3, -2 / 3, 0.0]), 2).tolist() == [0.33, -0.67, 0.0]
 
 
+@pytest.mark.theorem9
 def test_nothing_is_kept_when_no_candidate_refutes() -> None:
     """The mutant of this test: a predicate no candidate meets leaves the raw instance."""
     mutant = _mutant("theorem9", "half")

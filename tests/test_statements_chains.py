@@ -71,6 +71,9 @@ def tokens(rng: np.random.Generator, T: int, d: int, alpha: float) -> np.ndarray
     return X / np.linalg.norm(X, axis=1, keepdims=True) * alpha * INSIDE
 
 
+@pytest.mark.theorem9
+@pytest.mark.theorem11
+@pytest.mark.theorem14
 def test_registered() -> None:
     for name in ("theorem9", "theorem11", "theorem14"):
         assert name in STATEMENT_MODULES
@@ -111,6 +114,7 @@ def test_zero_error_theorem11_and_14() -> None:
 # --- single head, single token closed forms ------------------------------------------------------
 
 
+@pytest.mark.theorem9
 def test_single_head_single_token_closed_form() -> None:
     alpha, delta_o, delta_q = 1.5, 1e-3, 2e-3
     target = MHAWeights(
@@ -140,6 +144,7 @@ def test_single_head_single_token_closed_form() -> None:
     assert float(errors["e_VO"][0]) == pytest.approx(delta_o, rel=1e-12)
 
 
+@pytest.mark.theorem9
 def test_value_term_is_attained() -> None:
     """d1 = d2 = 1, one token on the sphere, only W_VO perturbed: measured == sharp == as-proven."""
     target = MHAWeights(
@@ -221,6 +226,7 @@ def test_theorem9_as_stated_dominates_as_proven_below_one() -> None:
     )
 
 
+@pytest.mark.theorem11
 def test_fc_parts_match_construction() -> None:
     rng = np.random.default_rng(7)
     target = FCWeights((unit(rng, 3, 3),))
@@ -231,6 +237,7 @@ def test_fc_parts_match_construction() -> None:
     assert abs(errors[0]["e"] - pruned.errors[0].error_mp) < mpmath.mpf(10) ** -30
 
 
+@pytest.mark.theorem9
 def test_construction_source_within_bound() -> None:
     rng = np.random.default_rng(8)
     target = sources.target_mha(8, heads=2, d_in=2, d_out=2, d_key=2, d_value=2)
@@ -322,6 +329,7 @@ def test_required_widths_theorem14(B: int) -> None:
             )
 
 
+@pytest.mark.theorem14
 def test_exponents_are_quadratic() -> None:
     for name in ("f1", "f2", "f3", "g1", "g2", "g3"):
         values = {(b, B): t14.exponents(b, B)[name] for B in range(2, 8) for b in range(2, B + 1)}
@@ -333,6 +341,7 @@ def test_exponents_are_quadratic() -> None:
             assert len(set(diffs)) == 1, name
 
 
+@pytest.mark.theorem9
 def test_bad_variant() -> None:
     rng = np.random.default_rng(10)
     target = target_mha(rng)

@@ -63,6 +63,7 @@ def test_lemma8_float64_and_mpmath_agree() -> None:
     )
 
 
+@pytest.mark.lemma8
 def test_tiny_perturbation_is_seen_only_in_mpmath() -> None:
     inst = two_tokens(1e-30)
     assert float(load("lemma8").measured(inst, 40)) > 0  # float64 logits + 1e-30 == logits
@@ -133,6 +134,7 @@ def test_deciding_rows_keeps_ties_and_top() -> None:
     assert {1, 2} <= set(rows.tolist())
 
 
+@pytest.mark.lemma12
 def test_scale_inside_is_inside_in_mpmath() -> None:
     matrix = scale_inside(np.random.default_rng(0).standard_normal((5, 3)))
     assert not violations(

@@ -31,6 +31,8 @@ def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
         assert w["ceil"] >= w["bound"] > w["ceil"] - 1 and w["construction"] % d1 == 0
 
 
+@pytest.mark.theorem9
+@pytest.mark.theorem11
 def test_agrees_with_statement_modules():
     r = widths.widths(0.02, 3, 4, 4, 2.5, L=2, C=1.7)
     ref9 = t9.required_widths(0.02, 3, 4, 4, 2.5, 1.7)
@@ -69,6 +71,7 @@ def test_exponents_are_quadratic_in_b_and_B():
             assert len(second) <= 1
 
 
+@pytest.mark.theorem9
 def test_growth():
     g = widths.growth(0.01, 2, 4, B=2, C=2.0)
     n = g["widths"]["theorem9.n_K"]
@@ -96,6 +99,7 @@ def test_bad_inputs(kwargs, word):
         widths.widths(**kwargs)
 
 
+@pytest.mark.theorem14
 def test_cli(capsys, tmp_path):
     from sltcheck.cli import CommandLine
     from sltcheck.cli import widths as widths_cli

@@ -9,6 +9,7 @@ import pytest
 from scipy import optimize
 
 from sltcheck import assumptions, worst_case
+from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.statements import lemma8, load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements.lemma8.worst_case import supremum_value as lemma8_supremum_value
@@ -103,6 +104,8 @@ def test_slack_is_the_bound_over_the_attained_value(name):
                                                                                                rel=1e-12)
 
 
+@pytest.mark.lemma5
+@pytest.mark.lemma8
 def test_slack_limits_at_small_eps():
     """As eps -> 0 (d1 = alpha = 1): Lemma 8's sqrt(d1) alpha (e^{2 eps} - 1) / (2 alpha tanh(eps / 2)) -> 2 eps / eps
     = 2 and Lemma 5's 4 sqrt(d1) alpha eps / (2 alpha tanh(eps / 2)) -> 4; at eps = 1e-6 the next terms are O(1e-6)."""
@@ -185,6 +188,7 @@ def test_bad_inputs(bad):
         worst_case.supremum(**bad)
 
 
+@every_statement  # discovers which folders have the part
 def test_slack_table():
     rows = worst_case.slack_table(searched=False)
     assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "lemma12", "lemma13", "theorem9", "theorem11",
@@ -247,6 +251,7 @@ def test_the_d1_closed_form_bounds_every_instance_at_every_eps(statement):
         assert module.measured(instance, 40) <= supremum_bound(instance, 40, with_block=statement == "lemma13")
 
 
+@pytest.mark.lemma12
 def test_phi_is_the_first_order_supremum():
     """phi(t) = max(1 + t, 2 t + 1/(8 t)): no distribution of token values beats it (a random search over
     the first-order quantity f of the proof's step 1), and the two-point extremal attains it."""
@@ -271,6 +276,8 @@ def test_phi_is_the_first_order_supremum():
         assert abs(f(np.array([P, 1 - P]), np.array([1.0, -1.0]), u, 0, t)) == pytest.approx(phi(t), rel=1e-12)
 
 
+@pytest.mark.lemma12
+@pytest.mark.lemma13
 def test_the_suprema_of_the_ratios():
     from sltcheck.statements.lemma12 import worst_case as w12
     from sltcheck.statements.lemma13 import worst_case as w13

@@ -87,6 +87,7 @@ def test_lipschitz_bracket_is_real(statement, params):
         assert general <= sup["upper"] * (1 + 1e-15)
 
 
+@pytest.mark.lemma12
 def test_lipschitz_first_order_construction():
     """The docstring's construction reaches sqrt(2) alpha^2 eps_max to first order (H = 1, d_K = 2)."""
     alpha, eps = 2.0, 1e-4

@@ -481,7 +481,7 @@ def _decided_ratio(family: Family, instance: dict[str, Any]) -> dict[str, Any]:
     from sltcheck.statements import load
 
     module = load(family.statement)
-    mutants = {m.name: m.bound for m in getattr(module, "MUTANTS", [])}
+    mutants = {m.name: m.bound for m in module.MUTANTS}
     verdict = evaluate(family.statement, family.variant, instance, dps=DECIDE_DPS,
                        bound=mutants.get(family.variant))
     outcome = "violated" if verdict.violated else "undecided" if verdict.undecided else "held"

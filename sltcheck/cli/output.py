@@ -19,7 +19,7 @@ class _StdoutHandler(logging.StreamHandler):
 
     def handleError(self, record: logging.LogRecord) -> None:
         if isinstance(sys.exc_info()[1], BrokenPipeError):
-            raise  # noqa: PLE0704 - re-raise the error being handled
+            raise  # re-raise the error being handled
         super().handleError(record)
 
 

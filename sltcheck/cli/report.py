@@ -64,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
+def register(cli) -> None:  # sltcheck.cli.CommandLine
     from sltcheck.cli.options import OUT_DIRECTORY, InputPath, OutputPath, Text
 
     parser = cli.command(

@@ -87,7 +87,7 @@ def _handler(figure: str):
     return handle
 
 
-def register(cli) -> None:  # noqa: ANN001 - sltcheck.cli.CommandLine
+def register(cli) -> None:  # sltcheck.cli.CommandLine
     helps = {
         "fig4": "Figure 4: MHA approximation error vs n_K = n_V at T = 4",
         "fig5": "Figure 5: MHA approximation error vs sequence length T for several widths",

@@ -109,13 +109,13 @@ def deciding_rows(scores: np.ndarray, top: int = TOP_ROWS, margin: float = MARGI
     return np.union1d(order[:top], np.asarray(chosen, dtype=int))
 
 
-def refute(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - re-export without an import cycle
+def refute(*args, **kwargs):  # re-export without an import cycle
     from sltcheck.harness.mutants import refute as _refute
 
     return _refute(*args, **kwargs)
 
 
-def local_search(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+def local_search(*args, **kwargs):
     from sltcheck.harness.search import local_search as _search
 
     return _search(*args, **kwargs)

@@ -170,7 +170,7 @@ __all__ = [
 ]
 
 
-def ordered_shapes(ranges: dict[str, tuple[int, ...]], keep=None) -> list[dict[str, int]]:  # noqa: ANN001
+def ordered_shapes(ranges: dict[str, tuple[int, ...]], keep=None) -> list[dict[str, int]]:
     """Every combination of the discrete sizes in ``ranges``, smallest first: by how far the
     sizes other than T are above their least values, then by T (short sequences first).
     ``keep(shape) -> bool`` filters (e.g. d2 = d1 for a block)."""

@@ -3,7 +3,8 @@ provides a differentiable version, forward finite differences otherwise.
 
 A statement opts in with ``sltcheck/statements/<name>/differentiable.py``, a float64 torch
 version of its measured side and bounds written from the paper's equations (no code shared
-with the numpy path, so the tests compare two independent computations). It defines
+with the numpy path, so the tests compare two independent computations). It defines (as
+:mod:`sltcheck.statements.contract` declares)
 
 - ``project(fields) -> fields``: the projection onto the assumptions on torch tensors (the
   same map as the instance module's ``project``, differentiable almost everywhere);
@@ -23,13 +24,13 @@ and :func:`backend_name` records which one ran, so a result replays.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from sltcheck.statements.contract import has, submodule
 
 AUTOGRAD = "autograd"
 FINITE_DIFFERENCES = "finite-differences"
@@ -50,14 +51,10 @@ def differentiable(statement: str, variant: str, gradients: str = "auto") -> Mod
         raise ValueError(f"gradients must be one of {', '.join(CHOICES)}, got {gradients!r}")
     if gradients == FINITE_DIFFERENCES:
         return None
-    try:
-        spec = importlib.util.find_spec(f"sltcheck.statements.{statement}.differentiable")
-    except ModuleNotFoundError:
+    if not has(statement, "differentiable") or _torch() is None:
         return None
-    if spec is None or _torch() is None:
-        return None
-    module = importlib.import_module(f"sltcheck.statements.{statement}.differentiable")
-    return module if variant in module.BOUNDS else None
+    module = submodule(statement, "differentiable")
+    return module if module is not None and variant in module.BOUNDS else None
 
 
 def backend_name(module: ModuleType | None) -> str:

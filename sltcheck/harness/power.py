@@ -30,13 +30,14 @@ from typing import Any
 from sltcheck.harness.search import Budget
 from sltcheck.harness.search import search_worst_case as _search
 from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.statements.contract import optional
 
 # The fraction of a closed-form supremum (or of a bracket's lower end) the search must reach.
 REQUIRED = 0.99
 
 
 def cases(statement: str) -> list[dict[str, Any]]:
-    return list(getattr(load(statement), "POWER_CASES", ()))
+    return list(optional(load(statement), "POWER_CASES"))
 
 
 def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci", seed: int = 0,

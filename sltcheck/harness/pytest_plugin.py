@@ -13,11 +13,19 @@ assumption), and fails the property when its valid examples fall below
 :func:`sltcheck.harness.profiles.valid_floor` of the profile's ``max_examples``: a
 strategy that silently drew mostly rejected or undecidable instances would otherwise
 pass while checking almost nothing.
+
+It also registers one marker per statement folder (``lemma13``, ``theorem9``, ...), so that
+``pytest tests properties -m lemma13`` runs Lemma 13's tests: a test whose node id names the
+statement (its file, its name or a parametrize id, e.g. ``[lemma13-as-stated]``) carries the
+marker without being told; a test that checks a statement without naming it says so with
+``@pytest.mark.lemma13``, one that loops over every folder with :func:`every_statement`
+(``tests/README.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import re
+from collections.abc import Callable, Generator
 from typing import cast
 
 import pytest
@@ -25,11 +33,43 @@ from hypothesis import settings
 
 from sltcheck.harness.profiles import register_profiles, valid_floor
 from sltcheck.harness.runner import RECORDER
+from sltcheck.statements import STATEMENT_MODULES
 
 register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this
 
 _ROWS: list[tuple[str, dict[str, int]]] = []
+
+# A statement's name as a word of a node id: "lemma1" never matches "lemma13", "lemma13" matches
+# "test_lemma13.py", "test_lemma13_bound" and "[lemma13-as-stated]".
+_NAMED = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, STATEMENT_MODULES)) + r")(?![0-9])")
+
+
+def statements_named(nodeid: str) -> set[str]:
+    """The statements a test's node id names (its path, its name, its parametrize ids)."""
+    return set(_NAMED.findall(nodeid)) if STATEMENT_MODULES else set()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in STATEMENT_MODULES:
+        config.addinivalue_line(
+            "markers", f"{name}: the tests of sltcheck.statements.{name} (set from the node id, or explicitly)")
+
+
+def every_statement(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test that checks every statement folder in one body (a loop, not a parametrize) with
+    every statement's marker, so ``-m <statement>`` finds it for any of them."""
+    for name in STATEMENT_MODULES:
+        test = getattr(pytest.mark, name)(test)
+    return test
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m deselection, which reads the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in sorted(statements_named(item.nodeid)):
+            if item.get_closest_marker(name) is None:
+                item.add_marker(name)
 
 
 def _counts() -> dict[tuple[str, str], tuple[int, int, int]]:

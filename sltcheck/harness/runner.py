@@ -23,6 +23,7 @@ from sltcheck.harness.serialise import dumps, summary
 from sltcheck.numerics.defaults import PROPERTY_DPS
 from sltcheck.numerics.verdict import DEFAULT_DPS, Verdict, decide
 from sltcheck.statements import Bound, Instance, load
+from sltcheck.statements.contract import optional
 
 # Precision of the verdicts (digits). Both sides are evaluated at it.
 
@@ -109,7 +110,7 @@ def evaluate(
     """measured and bound of ``statement`` at ``dps`` digits, decided (no assumption check)."""
     module = load(statement)
     rhs = bound if bound is not None else module.VARIANTS[variant]
-    floor = module.noise_floor(instance, dps) if hasattr(module, "noise_floor") else 0
+    floor = optional(module, "noise_floor")(instance, dps)
     verdict = decide(module.measured(instance, dps), rhs(instance, dps), dps, floor)
     return verdict if bound is not None else settle(statement, variant, instance, verdict)
 
@@ -176,7 +177,7 @@ def check_variants(
     module = load(statement)
     start = time.perf_counter()
     lhs = module.measured(instance, dps)
-    floor = module.noise_floor(instance, dps) if hasattr(module, "noise_floor") else 0
+    floor = optional(module, "noise_floor")(instance, dps)
     shared = time.perf_counter() - start
     verdicts: dict[str, Verdict] = {}
     for variant in variants:

@@ -49,6 +49,7 @@ from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
 from sltcheck.statements import Bound, Instance, load
+from sltcheck.statements.contract import optional
 
 # Largest number of free parameters the search takes on (bigger instances are skipped).
 MAX_PARAMETERS = 400
@@ -98,7 +99,7 @@ def float_ratio(
     try:
         with np.errstate(all="ignore"):
             m, b = float(module.measured(instance, None)), float(rhs(instance, None))
-            floor = float(module.noise_floor(instance, None)) if hasattr(module, "noise_floor") else 0.0
+            floor = float(optional(module, "noise_floor")(instance, None))
     except (ValueError, ZeroDivisionError, FloatingPointError, OverflowError):
         return 0.0
     if not (np.isfinite(m) and np.isfinite(b)) or b <= 0 or m <= floor:
@@ -234,10 +235,10 @@ def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: s
     makes at ``profile``'s budget (starts, climbs, hops and polish at their caps;
     finite-difference rounds can overshoot a cap): the total of a progress bar, never a limit."""
     module = instance_module(statement)
-    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
     torch_side = gradient_backends.differentiable(statement, variant) if variant and budget.gradient_climbs else None
     if torch_side is not None:
-        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
+        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
     climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
     shapes = min(budget.shapes, len(sequence.shapes(module)))
@@ -320,7 +321,7 @@ def search_worst_case(
     Same seed and gradient backend (recorded in the result), same result.
     """
     module = instance_module(statement)
-    budget = _scaled(budget_for(profile), getattr(module, "SEARCH_COST", 1))
+    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
     fixed = dict(fixed or {})
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
@@ -351,7 +352,7 @@ def search_worst_case(
 
     exact = ratio_and_gradient if torch_side is not None else None
     if torch_side is not None:
-        budget = _autograd_scaled(budget, getattr(torch_side, "AUTOGRAD_COST", 1))
+        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
     shapes = [shape for shape in sequence.shapes(module) if _matches(shape, fixed, module)][: budget.shapes]
     if not shapes:
         raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
@@ -433,7 +434,7 @@ def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
     return math.isfinite(exact) and abs(float_ratio - exact) <= FLOAT_AGREEMENT * max(abs(exact), 1e-300)
 
 
-def _starts(spaces, budget, rng, fixed, settled):  # noqa: ANN001, ANN202
+def _starts(spaces, budget, rng, fixed, settled):
     """Every shape's starts (the first half on the boundaries), projected, with their realised
     ratios, best first."""
     scored: list[tuple[float, int, Instance]] = []
@@ -478,7 +479,7 @@ def _rank(item: tuple[float, int, Instance]) -> float:
     return -item[0] if math.isfinite(item[0]) else 0.0
 
 
-def _climb(space, start, ratio_of, evaluations, exact=None):  # noqa: ANN001, ANN202
+def _climb(space, start, ratio_of, evaluations, exact=None):
     """L-BFGS-B from ``start`` on -ratio(project(x)) over the space's free fields (a structured
     shape's fractions included: its points are weighted instances): gradients by autograd through
     the torch projection where ``exact(space, template, x) -> (ratio, gradient)`` is given, by finite
@@ -526,7 +527,7 @@ def _scales(start: Instance, free: tuple[str, ...], x0: np.ndarray) -> np.ndarra
     return np.where(scalar & (absolute > 0), absolute, np.maximum(absolute, 1.0))
 
 
-def _polish(space, start, ratio_of, evaluations):  # noqa: ANN001, ANN202
+def _polish(space, start, ratio_of, evaluations):
     x0 = _flatten(start, space.free)
     if x0.size == 0 or evaluations <= 0:
         return None

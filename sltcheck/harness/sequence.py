@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from sltcheck.statements import MULTIPLICITY, Instance
+from sltcheck.statements.contract import optional
 
 #: Longest realised sequence. A realised instance is decided in mpmath row by row (T^2 H exponentials
 #: where the outputs agree to rounding); at 64 tokens that stays within a second or two.
@@ -73,7 +74,7 @@ class Structure:
 
 
 def structure(module: ModuleType) -> Structure | None:
-    return getattr(module, "SEQUENCE", None)
+    return optional(module, "SEQUENCE")
 
 
 def structured(shape: Mapping[str, int]) -> bool:
@@ -245,7 +246,7 @@ class Space:
 
     @property
     def relative(self) -> Mapping[str, tuple[str | None, str]]:
-        return getattr(self.module, "RELATIVE", {})
+        return optional(self.module, "RELATIVE")
 
     def point(self, instance: Instance) -> Instance:
         """The search's point of an instance (relative fields divided out, last named first)."""
@@ -294,7 +295,7 @@ class Space:
         for its scalar fields (e.g. alpha >= sqrt(max(d1, d2))) and the fractions' [least, 1]; a
         climb given them by L-BFGS-B stays on the face it climbs along instead of following a
         gradient out through a clamp of the projection (whose gradient is one-sided)."""
-        limits = self.module.limits(dict(self.shape)) if hasattr(self.module, "limits") else {}
+        limits = optional(self.module, "limits")(dict(self.shape))
         if self.found is not None:
             limits = {**limits, MULTIPLICITY: (self.found.least, 1.0)}
         out: list[tuple[float | None, float | None]] = []

@@ -9,7 +9,6 @@ Arrays become ``{"shape", "dtype", "hex"|"int"}``; tuples/lists of arrays
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -79,7 +78,3 @@ def summary(instance: Instance) -> str:
 
 def dumps(instance: Instance) -> str:
     return json.dumps(encode_instance(instance))
-
-
-def load_json(path: str | Path) -> object:
-    return json.loads(Path(path).read_text())

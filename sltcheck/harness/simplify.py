@@ -36,6 +36,7 @@ from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS
 from sltcheck.numerics.verdict import Verdict, decide
 from sltcheck.statements import Bound, Instance, load
+from sltcheck.statements.contract import optional
 
 MAX_EVALUATIONS = 48  # float64 candidate evaluations per instance (ci)
 MARGIN = 1e-9  # a float64 ratio must exceed 1 + MARGIN for a candidate to be kept
@@ -73,7 +74,7 @@ def _parts(value: object) -> list[np.ndarray]:
 
 def free_fields(statement: str, instance: Instance) -> tuple[str, ...]:
     """The instance module's free float fields present in ``instance``."""
-    return tuple(key for key in getattr(instance_module(statement), "FREE", ()) if key in instance)
+    return tuple(key for key in instance_module(statement).FREE if key in instance)
 
 
 def complexity(instance: Instance, fields: Sequence[str]) -> tuple[int, int]:
@@ -159,7 +160,7 @@ def simplify(
         kept.append(label)
         return True
 
-    hook = getattr(instance_module(statement), "simplifications", None)
+    hook = optional(instance_module(statement), "simplifications")
     while hook is not None and any(attempt(label, candidate) for label, candidate in hook(current)):
         pass  # candidates are built from the current instance: ask again after each success
     if "alpha" in fields:
@@ -222,7 +223,7 @@ def simplify_refutation(
     def confirm(candidate: Instance) -> Verdict | None:
         # As runner.evaluate decides, with the measured side computed once for both bounds.
         measured = module.measured(candidate, dps)
-        floor = module.noise_floor(candidate, dps) if hasattr(module, "noise_floor") else 0
+        floor = optional(module, "noise_floor")(candidate, dps)
         rhs = bound if bound is not None else module.VARIANTS[variant]
         verdict = decide(measured, rhs(candidate, dps), dps, floor)
         if not verdict.violated:
@@ -233,6 +234,7 @@ def simplify_refutation(
         return verdict
 
     # A statement whose evaluations are costly (an exact search over masks) may ask for fewer.
-    own = getattr(instance_module(statement), "SIMPLIFY_EVALUATIONS", MAX_EVALUATIONS)
-    limit = min(MAX_EVALUATIONS, own) if max_evaluations is None else max_evaluations
+    cap = optional(instance_module(statement), "SIMPLIFY_EVALUATIONS")  # None: no cap of its own
+    own = MAX_EVALUATIONS if cap is None else min(MAX_EVALUATIONS, cap)
+    limit = own if max_evaluations is None else max_evaluations
     return simplify(statement, instance, refutes, admissible, confirm=confirm, max_evaluations=limit)

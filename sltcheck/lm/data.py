@@ -36,8 +36,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
 _FILE_NAMES: dict[str, tuple[str, ...]] = {

@@ -30,23 +30,22 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+import torch.nn.functional as F
+from torch import nn
 
-from sltcheck.lm.edgepopup import (  # noqa: E402
+from sltcheck.lm.edgepopup import (
     SCOPES,
     check_keep_fraction,
     compute_masks,
     init_scores,
     score_fan_in,
 )
-from sltcheck.numerics.validation import check_choice  # noqa: E402
+from sltcheck.numerics.validation import check_choice
 
 INIT_STD = 0.02
 MODES: tuple[str, ...] = ("edge-popup", "dense")
@@ -351,7 +350,3 @@ def build_wrapped(
     if mode == "dense":
         return DenseGPT2(model)
     return EdgePopupGPT2(model, keep_fraction, masked, scope, score_seed=seed + 1)
-
-
-def count_parameters(params: Iterable[torch.Tensor]) -> int:
-    return sum(p.numel() for p in params)

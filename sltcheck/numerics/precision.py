@@ -94,10 +94,6 @@ def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> Any:
         return mpmath.sqrt(max(max(values[i] for i in range(values.rows)), 0))
 
 
-def to_float(value: Any) -> float:
-    return float(value)  # mpf and numpy scalars both convert
-
-
 # --- interval mode (added for sltcheck.certified) -------------------------------------------------
 # Inside ``interval_arithmetic(dps)`` the mpmath code path runs on ``mpmath.iv.mpf``
 # intervals: to_mp/as_precision build point intervals, exp and sqrt dispatch to

@@ -581,21 +581,6 @@ def prune(
     )
 
 
-def prune_block(
-    target: BlockWeights,
-    source: BlockWeights,
-    solver: str = "mitm",
-    *,
-    remainder: str = "error",
-    options: MIPOptions | None = None,
-    fallback: str | None = None,
-    dps: int = 40,
-    workers: int = 1,
-) -> PrunedBlock:
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
-    return _prune_block(target, source, how, prefix="")
-
-
 def prune_transformer(
     target: TransformerWeights,
     source: TransformerWeights,
@@ -629,11 +614,3 @@ def _prune_transformer(
         for b, (t, s) in enumerate(zip(target.blocks, source.blocks, strict=True))
     )
     return PrunedTransformer(blocks=blocks, weights=TransformerWeights(tuple(b.weights for b in blocks)))
-
-
-def error_table(errors: Sequence[MatrixError]) -> str:
-    """A printable per-matrix error record."""
-    lines = [f"{'matrix':<40} {'n_prime':>7} {'max-norm error':>15} {'optimal':>8}"]
-    for e in errors:
-        lines.append(f"{e.name:<40} {e.group_size:>7d} {e.error:>15.3e} {str(e.proven_optimal):>8}")
-    return "\n".join(lines)

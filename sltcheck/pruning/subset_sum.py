@@ -190,10 +190,6 @@ class SubsetSumResult:
         """Proven optimal or proven at the float64 floor, per problem."""
         return np.array([c in ("optimal", "float64-floor") for c in self.certificates], dtype=bool)
 
-    @property
-    def max_error(self) -> float:
-        return float(self.errors.max())
-
 
 @dataclass(frozen=True)
 class _Solution:

@@ -12,8 +12,6 @@ Knows no statement by name.
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import re
 from typing import Any
 
@@ -31,18 +29,15 @@ def mathml(latex: str, display: str = "inline") -> Markup:
 def statement_formulas(name: str) -> dict[str, Any]:
     """The statement's formulas as MathML (empty where its folder has no ``formulas.py``): ``paper``,
     ``encoded`` (one row per variant: its name and measured <= bound), ``where``."""
-    module_name = f"sltcheck.statements.{name}.formulas"
-    try:
-        found = importlib.util.find_spec(module_name)
-    except ModuleNotFoundError:
-        found = None
-    if found is None:
+    from sltcheck.statements.contract import optional, submodule
+
+    module = submodule(name, "formulas")
+    if module is None:
         return {}
-    module = importlib.import_module(module_name)
     measured = module.MEASURED
     encoded = [{"variant": variant, "math": mathml(f"{measured} \\le {bound}", "block")}
                for variant, bound in module.BOUNDS.items()]
-    where = getattr(module, "WHERE", None)
+    where = optional(module, "WHERE")
     return {"paper": mathml(module.PAPER, "block"), "encoded": encoded,
             "where": mathml(where) if where else None}
 

@@ -235,7 +235,7 @@ def _statement_text(name: str) -> dict[str, Any]:
     return {
         "title": plain(" ".join(paragraphs[0].split())) if paragraphs else name,
         "text": docstring_html("\n\n".join(paragraphs[1:3])) if len(paragraphs) > 1 else Markup(""),
-        "assumptions": assumption_formulas(tuple(getattr(module, "ASSUMPTIONS", ()))),
+        "assumptions": assumption_formulas(tuple(module.ASSUMPTIONS)),
         "formulas": statement_formulas(name),
     }
 

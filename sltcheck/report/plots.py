@@ -159,7 +159,7 @@ def _legend(width: int, right: int, top: int, index: int, color: str, dash: str,
             f'{escape(label[:30])}</text>')
 
 
-def _off_scale_markers(points: list[tuple[float, float]], tx, ty, y0: float, y1: float,  # noqa: ANN001
+def _off_scale_markers(points: list[tuple[float, float]], tx, ty, y0: float, y1: float,
                        color: str) -> list[str]:
     """An arrow at the top (or bottom) edge for each point beyond the axis, labelled with its value."""
     out = []

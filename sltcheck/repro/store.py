@@ -43,7 +43,7 @@ def versions() -> dict[str, str]:
         import gurobipy
 
         found["gurobi"] = ".".join(map(str, gurobipy.gurobi.version()))
-    except Exception:  # noqa: BLE001 - any failure means "no usable Gurobi"
+    except Exception:  # any failure means "no usable Gurobi"
         found["gurobi"] = "not available"
     return found
 

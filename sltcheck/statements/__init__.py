@@ -1,24 +1,14 @@
 """The paper's statements, one folder each.
 
-Every package ``sltcheck.statements.<name>`` states its lemma or theorem in
-its docstring (with its numbers in the full paper and the workshop version)
-and holds only:
+Every package ``sltcheck.statements.<name>`` states its lemma or theorem in its docstring (with its
+numbers in the full paper and the workshop version); beside it, its folder holds ``instances.py``
+and, where derived, ``differentiable.py``, ``worst_case.py``, ``enclosure.py``, ``family.py`` and
+``formulas.py``. Which names each of them defines (required or optional, their meaning and
+defaults) is written once, in :mod:`sltcheck.statements.contract`, which checks a folder against it.
 
-- ``ASSUMPTIONS``: the names of its hypotheses (see :mod:`sltcheck.assumptions`);
-- ``measured(instance, dps)``: the left-hand side, in mpmath at ``dps`` digits;
-- ``VARIANTS``: the right-hand sides, a mapping from variant name
-  ("as-stated", "as-proven", ...) to ``bound(instance, dps)``; the default
-  variant is named in ``DEFAULT_VARIANT`` (the one the proofs use);
-- ``MUTANTS``: known-false variants (a bound made too small, a hypothesis
-  dropped) that the suite must refute, as :class:`Mutant`.
-
-An instance is a ``dict`` of named float64 fields (see
-:func:`sltcheck.assumptions.violations`), so it can be written to JSON and
-replayed exactly.
-
-Beside it, the folder holds ``instances.py`` (the Hypothesis strategy, see
-:mod:`sltcheck.harness.instances`) and, where derived, ``worst_case.py`` (see
-:mod:`sltcheck.worst_case`) and ``enclosure.py`` (see :mod:`sltcheck.certified`).
+This module holds the types the statements share (an instance, a bound, :class:`Mutant`) and
+``STATEMENT_MODULES``. An instance is a ``dict`` of named float64 fields (see
+:func:`sltcheck.assumptions.violations`), so it can be written to JSON and replayed exactly.
 Statements are discovered: a new folder is a new statement.
 """
 
@@ -81,16 +71,3 @@ def load(name: str) -> ModuleType:
     if name not in STATEMENT_MODULES:
         raise ValueError(f"statement must be one of {', '.join(STATEMENT_MODULES)}, got {name!r}")
     return importlib.import_module(f"sltcheck.statements.{name}")
-
-
-def parts(kind: str) -> dict[str, ModuleType]:
-    """Statement -> its ``<kind>`` module (``worst_case``, ``enclosure``, ...), for the statements
-    whose folder has one, in the paper's order."""
-    found = {}
-    for name in STATEMENT_MODULES:
-        try:
-            found[name] = importlib.import_module(f"sltcheck.statements.{name}.{kind}")
-        except ModuleNotFoundError as error:
-            if error.name != f"sltcheck.statements.{name}.{kind}":
-                raise
-    return found

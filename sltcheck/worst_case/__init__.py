@@ -23,7 +23,7 @@ import math
 from types import ModuleType
 from typing import Any
 
-from sltcheck.statements import parts
+from sltcheck.statements.contract import optional, parts
 from sltcheck.worst_case._common import BRACKET, CLOSED, known_params
 
 _SEARCH = ("random_starts", "seed")
@@ -84,7 +84,7 @@ def slack_table(searched: bool = True, statements: tuple[str, ...] | None = None
     ~10 s each)."""
     rows = []
     for module in _modules().values():
-        for name, params in getattr(module, "SLACK_ROWS", ()):
+        for name, params in optional(module, "SLACK_ROWS"):
             if statements is not None and name not in statements:
                 continue
             if searched or "random_starts" not in params:

@@ -39,7 +39,7 @@ ASSUMPTIONS = ("eps-max-half", "perturbation-max", "token-norm", "mask-rows")
 __all__ = ["ASSUMPTIONS", "DEFAULT_VARIANT", "MUTANTS", "VARIANTS", "measured"]
 
 
-def _linear(factor: float, power: int = 1):  # noqa: ANN202
+def _linear(factor: float, power: int = 1):
     def bound(instance: Instance, dps: int | None) -> object:
         d1, alpha = scalar(instance["d1"], dps), scalar(instance["alpha"], dps)
         eps_max = scalar(instance["eps_max"], dps)

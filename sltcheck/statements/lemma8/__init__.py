@@ -134,7 +134,7 @@ def measured(instance: Instance, dps: int | None) -> object:
     )
 
 
-def _bound(factor: float, exponent: float, root: bool = True):  # noqa: ANN202
+def _bound(factor: float, exponent: float, root: bool = True):
     def bound(instance: Instance, dps: int | None) -> object:
         d1, alpha = scalar(instance["d1"], dps), scalar(instance["alpha"], dps)
         eps_max = scalar(instance["eps_max"], dps)
@@ -152,7 +152,7 @@ as_stated = _bound(1.0, 2.0)
 EDGE = 0.97
 
 
-def supremum_fraction(fraction: float):  # noqa: ANN201
+def supremum_fraction(fraction: float):
     """``fraction`` x 2 alpha tanh(eps_max/2), the supremum of the left side (proved and
     attained in :mod:`sltcheck.statements.lemma8.worst_case`)."""
 

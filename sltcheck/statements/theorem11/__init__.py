@@ -80,7 +80,6 @@ from typing import Any, cast
 import mpmath
 import numpy as np
 
-from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights
 from sltcheck.numerics import precision
@@ -88,7 +87,10 @@ from sltcheck.numerics.arithmetic import expm1, max_abs, num, rounded, spectral,
 from sltcheck.statements import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 
-ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem11"]
+# Theorem 11 (appendix A.4): Theorem 9's hypotheses, Theorem 10's FC layers of spectral norm <= 1
+# (appendix A.4), and d1 = d2 for the block's residual connections (Section 3.3).
+ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "fc-spectral", "mask-rows", "square-block",
+               "eps-unit")
 READINGS = ("pensia", "theorem10-literal", "theorem10-scaled")
 VARIANT_NAMES = (
     "as-proven",

@@ -100,7 +100,7 @@ def block_of(fields: Fields) -> Block:
 
 
 def attention(X: torch.Tensor, attends: torch.Tensor, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
-              O: torch.Tensor, log_counts: torch.Tensor | None = None) -> torch.Tensor:  # noqa: E741
+              O: torch.Tensor, log_counts: torch.Tensor | None = None) -> torch.Tensor:
     """Attn(x_i) = sum_j sigma(x_i^T Q^(j) (X K^(j))^T / sqrt(d_K); a_i) X V^(j) O^(j): (T, d2); token k
     counted n_k times (``log_counts`` = log n, or None)."""
     logits = (X @ Q) @ (X @ K).transpose(-1, -2) / math.sqrt(Q.shape[-1])  # (H, T, T)
@@ -110,7 +110,7 @@ def attention(X: torch.Tensor, attends: torch.Tensor, Q: torch.Tensor, K: torch.
 
 def block(X: torch.Tensor, attends: torch.Tensor, weights: tuple[torch.Tensor, ...],
           layers: tuple[torch.Tensor, ...], log_counts: torch.Tensor | None = None) -> torch.Tensor:
-    Q, K, V, O = weights  # noqa: E741
+    Q, K, V, O = weights
     z = attention(X, attends, Q, K, V, O, log_counts) + X
     return feedforward(layers, z) + z
 

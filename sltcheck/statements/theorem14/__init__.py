@@ -86,7 +86,6 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
@@ -96,7 +95,9 @@ from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements.theorem14 import worst_case
 
-ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem14"]
+# Theorem 14 (appendix A.5; Theorem 6 in Section 3.3): Theorem 11's hypotheses for every block, and B >= 2.
+ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "fc-spectral", "mask-rows", "square-block",
+               "blocks-two", "eps-unit")
 VARIANT_NAMES = ("as-proven", "lemma13-as-stated", "as-stated", "tight", "sharp")
 
 

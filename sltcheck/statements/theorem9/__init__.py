@@ -85,14 +85,12 @@ so the verdict at ``dps`` is not blurred by cancellation. ``dps=None`` is float6
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mpmath
 import numpy as np
 
-from sltcheck.assumptions import STATEMENT_ASSUMPTIONS
 from sltcheck.model import reference
 from sltcheck.model.weights import MHAWeights
 from sltcheck.numerics import precision
@@ -109,8 +107,12 @@ from sltcheck.numerics.arithmetic import (
 )
 from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statements import Instance, Mutant, multiplicity_of
+from sltcheck.statements.contract import submodule
 
-ASSUMPTIONS = STATEMENT_ASSUMPTIONS["theorem9"]  # eps-unit has no field here: eps is derived
+# Theorem 9 (appendix A.3; Theorem 3 in Section 3.2) assumes alpha >= max(sqrt(d1), sqrt(d2)) and
+# 0 < eps < 1; its tokens ||x_i|| <= alpha, target weights of spectral norm <= 1 and masks with a
+# nonzero row are the setting of Section 3.1 its proof uses. eps-unit has no field here: eps is derived.
+ASSUMPTIONS = ("alpha-large", "token-norm", "target-spectral", "mask-rows", "eps-unit")
 MODES = ("as-proven", "tight", "sharp")
 VARIANT_NAMES = ("as-proven", "as-stated", "tight", "sharp")
 
@@ -466,7 +468,9 @@ def supremum_fraction(fraction: float, statement: str = "theorem9") -> Callable[
     sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F), attained on the slice e_QK = 0)."""
 
     def bound(instance: Instance, dps: int | None) -> Any:
-        worst = importlib.import_module(f"sltcheck.statements.{statement}.worst_case")  # it imports this module
+        worst = submodule(statement, "worst_case")  # not imported above: it imports this module
+        if worst is None:
+            raise ValueError(f"statement must have a worst_case.py, got {statement!r}")
         value = worst.upper_of(instance, dps or 30)
         return float(value) * fraction if dps is None else value * fraction
 
