@@ -96,6 +96,22 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
     return total
 
 
+def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float], is_point: bool,
+                    with_block: bool, weights: Sequence[Any] | None = None) -> Any:
+    """The derivative of the output (the attention's, or the block's with ``with_block``) along the
+    vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
+    the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own."""
+    if is_point:
+        moved = clipped(arith, values, eps, s)
+        if moved is None:
+            return None
+        sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
+    else:
+        sv, spread = list(s), arith.interval(-1.0, 1.0)
+    shift = attention_derivative(arith, values, eps, sv, spread, weights)
+    return 2 * (shift + sv[0]) if with_block else shift
+
+
 def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]) -> list[float] | None:
     """At a point: s with each s_k moved into the range that keeps |x_k + eps s_k| <= alpha (a box
     of s), so the point is an instance; None where the range cannot be enclosed tightly."""
@@ -119,20 +135,8 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
         eps, alpha = epsilon(arith, values["log10_eps"]), values["alpha"]
         is_point = all(arith.is_point(v) for v in values.values())
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
-        out = []
-        for s in directions(T):
-            if is_point:
-                moved = clipped(arith, values, eps, s)
-                if moved is None:
-                    continue
-                sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
-            else:
-                sv, spread = list(s), arith.interval(-1.0, 1.0)
-            shift = attention_derivative(arith, values, eps, sv, spread)
-            if with_block:
-                shift = 2 * (shift + sv[0])  # Blk = (1 + w)(Attn + x) at w = 1
-            out.append((shift, over_eps))
-        return out
+        return [(shift, over_eps) for s in directions(T)
+                if (shift := direction_shift(arith, values, eps, s, is_point, with_block)) is not None]
 
     return enclose
 

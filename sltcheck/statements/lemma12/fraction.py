@@ -40,8 +40,7 @@ from sltcheck.statements.lemma12.family import (
     ALPHA_HIGH,
     LOG_EPS_HIGH,
     LOG_EPS_LOW,
-    attention_derivative,
-    clipped,
+    direction_shift,
     directions,
     epsilon,
     perturbed,
@@ -73,22 +72,11 @@ def enclosure(with_block: bool, factor: float, eps_weight: float,
         is_point = all(arith.is_point(v) for v in values.values())
         weights = [values["pi"], 1 - values["pi"]]
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
-        out = []
         # with the values free, s -> -s is x -> -x (u_1 >= 0 leaves room either way); at +-alpha exactly the
         # clipping tells the two apart, so every sign is enumerated
-        for s in directions(2) if free else [(s1, s2) for s1 in (1.0, -1.0) for s2 in (1.0, -1.0)]:
-            if is_point:
-                moved = clipped(arith, values, eps, s)
-                if moved is None:
-                    continue
-                sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
-            else:
-                sv, spread = list(s), arith.interval(-1.0, 1.0)
-            shift = attention_derivative(arith, values, eps, sv, spread, weights)
-            if with_block:
-                shift = 2 * (shift + sv[0])  # Blk = (1 + w)(Attn + x) at w = 1
-            out.append((shift, over_eps))
-        return out
+        signs = directions(2) if free else [(s1, s2) for s1 in (1.0, -1.0) for s2 in (1.0, -1.0)]
+        return [(shift, over_eps) for s in signs
+                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, weights)) is not None]
 
     return enclose
 
