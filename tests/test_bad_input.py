@@ -184,7 +184,7 @@ def _argv(command: str, parser: argparse.ArgumentParser, workdir: Path, skip: ar
     return argv
 
 
-@pytest.fixture()
+@pytest.fixture
 def stubbed(monkeypatch: pytest.MonkeyPatch) -> list[argparse.Namespace]:
     """The commands' work replaced by a stub that records what reached it; one parser for all calls."""
     reached: list[argparse.Namespace] = []
