@@ -78,7 +78,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, fragment", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize(("call", "fragment"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_bad_input_raises_a_clear_value_error(call, fragment):
     with pytest.raises(ValueError) as error:
         call()
@@ -381,7 +381,7 @@ WORK = ("sltcheck.lm.sweeps.run_sweep", "sltcheck.lm.sweeps.load_data_for", "slt
         "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
 
 
-@pytest.mark.parametrize("argv, fragment", ISSUE_CASES, ids=[" ".join(a)[:60] for a, _ in ISSUE_CASES])
+@pytest.mark.parametrize(("argv", "fragment"), ISSUE_CASES, ids=[" ".join(a)[:60] for a, _ in ISSUE_CASES])
 def test_the_issues_bad_options_are_one_line_before_any_work(argv: list[str], fragment: str, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:

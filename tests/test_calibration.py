@@ -87,7 +87,7 @@ def test_load_C(tmp_path):
         calibration.load_C(str(tmp_path / "bad.json"))
 
 
-@pytest.mark.parametrize("kwargs,word", [(dict(trials=0), "trials"), (dict(seed=-1), "seed"),
+@pytest.mark.parametrize(("kwargs", "word"), [(dict(trials=0), "trials"), (dict(seed=-1), "seed"),
                                          (dict(n_max=60), "n_max"), (dict(configs=((1, 1, 1.5),)), "eps")])
 def test_bad_inputs(kwargs, word):
     with pytest.raises(ValueError, match=word):

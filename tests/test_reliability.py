@@ -150,7 +150,7 @@ def test_config_is_created_exclusively(tmp_path: Path) -> None:
 REPRO, CHECK = ["repro", "fig4", "--no-progress"], ["check", "--only", "lemma8"]
 
 
-@pytest.mark.parametrize("command, options, fragment", [
+@pytest.mark.parametrize(("command", "options", "fragment"), [
     (REPRO, ["--solver", "foo"], "--solver: must be one of"),
     (REPRO, ["--init", "foo"], "--init: must be one of"),
     (REPRO, ["--sources", "0"], "--sources: must be an integer from 1"),
@@ -290,7 +290,7 @@ def test_bench_with_nothing_to_run_is_an_error(capsys: pytest.CaptureFixture[str
 # --- 6. one line, exit 2, nothing computed ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content, fragment", [
+@pytest.mark.parametrize(("content", "fragment"), [
     (None, "does not exist"),
     ("", "is empty"),
     ('{"schema_version": 1, "findings": [', "not valid JSON"),
@@ -317,7 +317,7 @@ def test_replay_of_a_wrong_shaped_entry_is_one_line(quick_findings: Path, tmp_pa
     assert "findings[0].worst_ratio" in error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["check", "--only", "nosuch"], "--only: must be one of lemma2"),
     (["bench", "solvers", "--problems", "0"], "--problems: must be an integer from 1"),
     (["widths", "--eps", "0.01", "--heads", "2", "--d1", "4", "--blocks", "100000000"], "--blocks: must be"),
@@ -336,7 +336,7 @@ def test_an_unreadable_findings_json_is_kept_and_refused(tmp_path: Path, capsys:
     assert legacy.read_bytes() == before
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["repro", "fig4", "--workers", "100000"], "from 1 to 1024"),
     (["bench", "solvers", "--sizes", "8,100000000"], "an integer from 1 to 10000"),
     (["calibrate", "--trials", "1000000000"], "--trials: must be an integer from 1 to 10000000"),
@@ -368,7 +368,7 @@ def test_corrupted_store_and_config_are_one_line(tmp_path: Path, capsys: pytest.
     assert "older sltcheck" in error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, work", [
+@pytest.mark.parametrize(("argv", "work"), [
     (["check", "--only", "lemma8", "--out", "{file}"], "sltcheck.checking.check_variant"),
     (["check", "--only", "lemma8", "--out", "{file}/sub"], "sltcheck.checking.check_variant"),
     (["repro", "fig4", "--sources", "1", "--out", "{file}"], "sltcheck.repro.synthetic.build_targets"),
@@ -641,7 +641,7 @@ def test_widths_json_is_strict_where_a_log_argument_overflows(capsys: pytest.Cap
     assert data["schema_version"] == SCHEMA_VERSION and "inf" in json.dumps(data)
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["widths"], "--eps, --heads and --d1 are required"),
     (["widths", "--eps", "2", "--heads", "1", "--d1", "1"], "--eps: must be a number > 0 and < 1"),
     (["widths", "--eps", "0.1", "--heads", "1", "--d1", "4", "--alpha", "1"], "alpha must be a finite number >= "),
@@ -697,7 +697,7 @@ def _set(*path: Any, value: Any) -> Any:
     return edit
 
 
-@pytest.mark.parametrize("edit, fields", [
+@pytest.mark.parametrize(("edit", "fields"), [
     (lambda d: (_set("findings", 0, "worst_ratio", value=0.1)(d),
                 _set("findings", 0, "verdict", "ratio", value=0.1)(d)), ["worst_ratio", "verdict.ratio", "ratios"]),
     (_set("findings", 0, "verdict", "measured", value="1e5"), ["verdict.measured"]),
@@ -837,7 +837,7 @@ def certified_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.parametrize("damage, fragment", [
+@pytest.mark.parametrize(("damage", "fragment"), [
     ("DELETE FROM box", "accounts for 0.0 of its volume"),
     ("DROP TABLE box", "accounts for 0.0 of its volume"),
     ("DELETE FROM box WHERE seq = (SELECT MAX(seq) FROM box)", "of its volume, not all of it"),
@@ -879,7 +879,7 @@ def test_a_resumed_proof_says_it_rests_on_the_store(certified_run: Path, tmp_pat
     assert resumed["rests_on_store"]["file"] == str(out / "boxes.sqlite")
 
 
-@pytest.mark.parametrize("file, content, fragment", [
+@pytest.mark.parametrize(("file", "content", "fragment"), [
     ("boxes.sqlite", b"SQLite format 3\x00" + b"\x07" * 2000, "is corrupted or not an SQLite file"),
     ("certified.json", b'{"families": [', "is not valid JSON"),
     ("certified.json", b'{"families": [1]}', "are not what sltcheck certify writes"),
@@ -1007,7 +1007,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-@pytest.mark.parametrize("blocked, argv, extra", [
+@pytest.mark.parametrize(("blocked", "argv", "extra"), [
     ("torch", ["repro", "fig7"], "sltcheck[lm]"),
     ("torch", ["bench", "lm-step"], "sltcheck[lm]"),
     ("dask,distributed", ["repro", "fig4", "--cluster", "local", "--sources", "1"], "sltcheck[cluster]"),

@@ -39,7 +39,7 @@ def test_stretching_series_still_scale_the_axis():
     assert "1e+06" in tick_labels(svg)
 
 
-@pytest.mark.parametrize("points, identifiable", [(2, False), (5, True)])
+@pytest.mark.parametrize(("points", "identifiable"), [(2, False), (5, True)])
 def test_fit_intervals_are_intervals_or_say_not_identifiable(points, identifiable):
     n = np.arange(1, points + 1, dtype=float) * 8
     fit = fit_decay(n, 0.8 * np.exp(-0.06 * n) * (1 + 0.05 * np.cos(n))).as_dict()

@@ -124,7 +124,7 @@ def test_sources_read_the_targets_regression_token(tmp_path, monkeypatch):
     assert summary["target_train_loss"] > 0
 
 
-@pytest.mark.parametrize("policy, variant", [("keep", "actual-norms"), ("rescale", "as-proven")])
+@pytest.mark.parametrize(("policy", "variant"), [("keep", "actual-norms"), ("rescale", "as-proven")])
 def test_kept_targets_are_checked_with_their_actual_norms(tmp_path, policy, variant):
     summary = synthetic.run(tiny(norm_policy=policy), str(tmp_path), progress=False)
     assert summary["bound_variants"] == [variant]
@@ -253,7 +253,7 @@ def test_fit_recovers_a_known_decay():
 
 
 @pytest.mark.parametrize(
-    "call, fragment",
+    ("call", "fragment"),
     [
         (lambda: synthetic.preset_config("fig9", "quick", "theory"), "figure must be one of"),
         (lambda: synthetic.preset_config("fig4", "huge", "theory"), "preset must be one of"),

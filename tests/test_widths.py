@@ -14,7 +14,7 @@ from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14
 
 
-@pytest.mark.parametrize("eps,H,d1,d2,alpha,C", [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),
+@pytest.mark.parametrize(("eps", "H", "d1", "d2", "alpha", "C"), [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),
                                                (0.5, 2, 1, 9, 3.0, 0.7)])
 def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
     r = widths.widths(eps, H, d1, d2, alpha, L=3, C=C)
@@ -87,7 +87,7 @@ def test_growth():
     assert g["derivative"]["theorem9.n_K"]["log(d1)"] == pytest.approx(numeric, rel=1e-6)
 
 
-@pytest.mark.parametrize("kwargs,word", [
+@pytest.mark.parametrize(("kwargs", "word"), [
     (dict(eps=0.0, H=1, d1=2), "eps"), (dict(eps=1.0, H=1, d1=2), "eps"), (dict(eps=-0.1, H=1, d1=2), "eps"),
     (dict(eps=0.1, H=0, d1=2), "H"), (dict(eps=0.1, H=1, d1=0), "d1"), (dict(eps=0.1, H=1, d1=2, d2=0), "d2"),
     (dict(eps=0.1, H=1, d1=4, alpha=1.9), "alpha"), (dict(eps=0.1, H=1, d1=2, B=1), "B"),

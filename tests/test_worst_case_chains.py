@@ -64,7 +64,7 @@ def test_halved_upper_is_refuted(statement):
         check()
 
 
-@pytest.mark.parametrize("statement, params", [
+@pytest.mark.parametrize(("statement", "params"), [
     ("lemma12", dict(H=2, d1=3, alpha=2.0, eps_max=0.05, random_starts=0)),
     ("lemma13", dict(H=1, d1=2, L=1, alpha=2.0, eps_max=0.05, random_starts=0)),
     ("lemma12", dict(H=1, d1=1, alpha=1.0, eps_max=0.2)),
