@@ -44,7 +44,7 @@ def test_clopper_pearson():
     assert low == 0 and high == pytest.approx(1 - 0.025 ** (1 / 100), rel=1e-9)
     low, high = calibration.clopper_pearson(5, 10)
     assert low < 0.5 < high and low == pytest.approx(1 - high, rel=1e-9)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need 0 <= k <= n and n >= 1, got k=3, n=2"):
         calibration.clopper_pearson(3, 2)
 
 

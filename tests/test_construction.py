@@ -270,7 +270,7 @@ def test_worker_processes_prune_a_source_exactly_as_one_process():
 def test_pipeline_bad_input():
     target, source = mha_instance(n=4)
     other = sources.source_mha("theory", 0, heads=3, d_in=3, d_out=2, n_key=12, n_value=8)
-    with pytest.raises(ValueError, match="source.heads must equal target.heads = 2, got 3"):
+    with pytest.raises(ValueError, match=r"source\.heads must equal target\.heads = 2, got 3"):
         prune(target, other)
     with pytest.raises(ValueError, match="target and source must be of the same kind"):
         prune(target, sources.source_fc("theory", 0, widths=(3, 2), hidden=6))

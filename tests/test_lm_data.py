@@ -89,7 +89,7 @@ def test_gpt2_tokenizer_from_local_files(tmp_path: Path) -> None:
     (tmp_path / "valid.txt").write_text(synthetic_text(3000, 2))
     data = load_wikitext(tmp_path, 16, tokenizer_path=tmp_path, cache_dir=tmp_path / "c")
     assert data.vocab_size == bpe.get_vocab_size()
-    with pytest.raises(ValueError, match="tokenizer_path must be a folder with vocab.json"):
+    with pytest.raises(ValueError, match=r"tokenizer_path must be a folder with vocab\.json"):
         load_wikitext(tmp_path, 16, tokenizer_path=tmp_path / "c")
 
 

@@ -509,7 +509,7 @@ def test_missing_lm_data_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_json_files_are_strict_and_validated(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant: nan"):
         write_json_atomic(tmp_path / "x.json", {"ratio": float("nan")})
     assert not list(tmp_path.iterdir())  # no partial or temporary file left
     with pytest.raises(StoredResultError, match=r"file.findings\[0\] must be an object"):

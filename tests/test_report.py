@@ -188,7 +188,7 @@ def test_a_sweep_whose_fits_have_no_interval_renders(tmp_path):
 def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match="neither a run directory nor a results file"):
         report.load_inputs([str(tmp_path / "missing")])
-    with pytest.raises(ValueError, match="out must name an .html file"):
+    with pytest.raises(ValueError, match=r"out must name an \.html file"):
         report.write(report.build(fake_inputs()), str(tmp_path / "r.txt"))
 
 

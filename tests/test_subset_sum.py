@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 from fractions import Fraction
 
@@ -142,9 +143,8 @@ def test_mitm_large_is_proven_and_beats_greedy(n):
     ],
 )
 def test_bad_input_is_a_clear_value_error(targets, candidates, solver, fragment):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         solve_subset_sum(targets, candidates, solver)
-    assert fragment in str(info.value)
 
 
 def test_unknown_fallback_and_bad_options():
@@ -152,7 +152,7 @@ def test_unknown_fallback_and_bad_options():
         solve_subset_sum(0.1, [0.5], "mitm", fallback="magic")
     with pytest.raises(ValueError, match="mip_gap_abs are not supported by solver 'highs'"):
         solve_subset_sum(0.1, [0.5], "highs", options=MIPOptions(mip_gap_abs=1e-9))
-    with pytest.raises(ValueError, match="options.binary_tolerance must be finite and > 0"):
+    with pytest.raises(ValueError, match=r"options\.binary_tolerance must be finite and > 0"):
         solve_subset_sum(0.1, [0.5], options=MIPOptions(binary_tolerance=-1))
 
 
@@ -180,7 +180,7 @@ def test_gurobi_not_licensed(monkeypatch, fresh_gurobi_env):
     monkeypatch.setattr(gurobipy, "Env", no_licence)
     with pytest.raises(SolverUnavailableError, match="solver 'gurobi' is installed but not licensed"):
         solve_subset_sum(0.1, [0.5, 0.25], "gurobi")
-    with pytest.warns(UserWarning):
+    with pytest.warns(UserWarning, match="falling back to solver 'mitm'"):
         assert solve_subset_sum(0.1, [0.5, 0.25], "gurobi", fallback="mitm").solver == "mitm"
 
 
@@ -192,10 +192,12 @@ def test_gurobi_size_limit_names_the_limit():
     try:
         solve_subset_sum(0.3, a, "gurobi", options=options)
     except SolverUnavailableError as error:
-        assert "size-limited licence" in str(error) and "2000" in str(error)
+        message = str(error)
     else:
         pytest.skip("a full Gurobi licence is installed: no size limit to hit")
-    with pytest.warns(UserWarning):
+    assert "size-limited licence" in message
+    assert "2000" in message
+    with pytest.warns(UserWarning, match="falling back to solver 'greedy'"):
         result = solve_subset_sum(0.3, a, "gurobi", options=options, fallback="greedy")
     assert result.solver == "greedy" and result.fallback_reason
 
@@ -206,15 +208,15 @@ def test_cvxpy_without_a_milp_backend(monkeypatch):
     with pytest.raises(SolverUnavailableError, match="found no installed mixed-integer back-end"):
         solve_subset_sum(0.1, [0.5], "cvxpy")
     monkeypatch.setattr(cvxpy, "installed_solvers", lambda: ["HIGHS"])
-    with pytest.raises(SolverUnavailableError, match="options.cvxpy_solver='SCIP' is not installed"):
+    with pytest.raises(SolverUnavailableError, match=r"options\.cvxpy_solver='SCIP' is not installed"):
         solve_subset_sum(0.1, [0.5], "cvxpy", options=MIPOptions(cvxpy_solver="SCIP"))
 
 
 def test_values_far_from_binary_are_refused():
     assert subset_sum._round_to_binary(np.array([1e-6, 1 - 1e-6]), 1e-4, "x").tolist() == [False, True]
-    with pytest.raises(SolverOutputError, match=r"mask value 0.5 at index 1"):
+    with pytest.raises(SolverOutputError, match=r"mask value 0\.5 at index 1"):
         subset_sum._round_to_binary(np.array([0.0, 0.5]), 1e-4, "x")
-    with pytest.raises(SolverOutputError, match="mask value 2.0"):
+    with pytest.raises(SolverOutputError, match=r"mask value 2\.0"):
         subset_sum._round_to_binary(np.array([2.0]), 1e-4, "x")
 
 

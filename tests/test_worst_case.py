@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -180,11 +181,16 @@ def test_theorem9_upper_never_exceeded(params):
         assert _t9_random_value(rng, **params) <= upper * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("bad", [dict(statement="theorem10"), dict(statement="lemma8", d1=0),
-                                 dict(statement="lemma8", eps_max=-1.0), dict(statement="lemma5", eps_max=0.7),
-                                 dict(statement="theorem9", d1=4, alpha=1.0), dict(statement="lemma8", foo=1)])
-def test_bad_inputs(bad):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("bad", "fragment"), [
+    (dict(statement="theorem10"), "statement must be one of lemma5, lemma8"),
+    (dict(statement="lemma8", d1=0), "d1 must be an integer >= 1, got 0"),
+    (dict(statement="lemma8", eps_max=-1.0), "eps_max must be a finite number >= 0, got -1.0"),
+    (dict(statement="lemma5", eps_max=0.7), "eps_max must be a finite number in [0, 0.5], got 0.7"),
+    (dict(statement="theorem9", d1=4, alpha=1.0), "alpha must be >= max(sqrt(d1), sqrt(d2)) = 2, got 1.0"),
+    (dict(statement="lemma8", foo=1), "params for lemma8 are d1, alpha, eps_max; got unknown ['foo']"),
+])
+def test_bad_inputs(bad, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         worst_case.supremum(**bad)
 
 
