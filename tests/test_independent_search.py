@@ -49,8 +49,8 @@ def test_it_finds_lemma13_as_stated_false_in_the_smallest_shape() -> None:
     shape = [s for s in script.shapes("lemma13", 0) if s["T"] == 4 and s["mask"] == "full"
              and s["d1"] == s["H"] == s["dK"] == s["dV"] == s["L"] == 1]
     module = script.load("lemma13")
-    ratio, u, _ = script.search_shape(module, module.VARIANTS["as-stated"], script.FAMILIES["lemma13"].decode,
-                                      shape[0], 1500, 0)
+    _, u, _ = script.search_shape(module, module.VARIANTS["as-stated"], script.FAMILIES["lemma13"].decode,
+                                  shape[0], 1500, 0)
     instance = script.FAMILIES["lemma13"].decode(shape[0], script.Cursor(u))
     verdict = script.decide("lemma13", module, module.VARIANTS["as-stated"], instance)
     assert verdict["admissible"] and verdict["violated"], verdict

@@ -100,7 +100,7 @@ def test_pack_and_batches_are_deterministic() -> None:
     first = [stream.batch(i) for i in range(6)]  # crosses passes over the 10 blocks
     again = BatchStream(blocks, 4, seed=7)
     assert all(torch.equal(again.batch(i), first[i]) for i in reversed(range(6)))
-    seen = torch.cat(first[:2] + [first[2][:2]])[:, 0].tolist()
+    seen = torch.cat([*first[:2], first[2][:2]])[:, 0].tolist()
     assert sorted(seen) == list(range(0, 100, 10))  # one pass visits every block once
     assert len(validation_subset(blocks, 3)) == 3
     with pytest.raises(ValueError, match="block_size must be at most"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -54,7 +55,7 @@ def test_lr_schedule_warmup_then_cosine() -> None:
     assert lr_factor(10, cfg) == pytest.approx(1.0)
     assert lr_factor(49, cfg) == pytest.approx(0.1)
     values = [lr_factor(s, cfg) for s in range(10, 50)]
-    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(values))
 
 
 @pytest.mark.parametrize("mode", ["edge-popup", "dense"])
@@ -88,7 +89,7 @@ def test_edge_popup_training_lowers_loss_and_keeps_weights(data: LMData, tmp_pat
     # 5.6707, 5.6673 over the three epochs (ln 300 = 5.704 is the uniform predictor's); require
     # each epoch to lower it and the whole run by a third of the measured drop of 0.016.
     losses = [h["val_loss"] for h in result["history"]]
-    assert all(later < earlier for earlier, later in zip(losses, losses[1:], strict=False)), losses
+    assert all(later < earlier for earlier, later in itertools.pairwise(losses)), losses
     assert losses[0] - losses[-1] > 5e-3, losses
     # 4 masked tensors, each keeping round(0.3 * numel)
     assert abs(result["kept_params"] - 0.3 * result["masked_params"]) <= 4 * 0.5

@@ -136,7 +136,7 @@ def test_check_writes_the_probability_halves_and_the_report_shows_them(tmp_path,
     assert data["complete"] and "probability" in data["done"]
     halves = data["probability"]
     assert {"allocation", "frequencies", "width_slack", "C_trend"} <= set(halves)
-    assert [r["C"] for r in halves["frequencies"]][0] == 1.0 and len(halves["frequencies"]) == 2
+    assert halves["frequencies"][0]["C"] == 1.0 and len(halves["frequencies"]) == 2
     inputs = {"findings": [data], "synthetic": [], "lm": []}
     html = page.render(page.build(inputs))
     assert "Probability statements" in html and "16/32" in html and "Width slack" in html

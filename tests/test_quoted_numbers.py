@@ -11,6 +11,7 @@ docstring, or a docstring number typed by hand, fails here.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import math
 import re
@@ -62,10 +63,8 @@ def _floats(value: object) -> list[float]:
 
 def _modules(statement: str) -> list[ModuleType]:
     out = [load(statement)]
-    try:
+    with contextlib.suppress(ModuleNotFoundError):
         out.append(importlib.import_module(f"sltcheck.statements.{statement}.worst_case"))
-    except ModuleNotFoundError:
-        pass
     return out
 
 

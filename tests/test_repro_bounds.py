@@ -76,7 +76,7 @@ def test_as_proven_fails_above_norm_one_where_the_actual_norm_chain_holds(seed):
 
 
 def test_auto_uses_as_proven_where_the_assumptions_hold():
-    target, pruned = mha_pair(0, 1.0)
+    target, _pruned = mha_pair(0, 1.0)
     rescaled = targets.apply_norm_policy(target, "rescale")
     assert bounds.meets_assumptions(rescaled)
     assert bounds.variant_for(rescaled, "auto") == "as-proven"
