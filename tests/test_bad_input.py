@@ -322,7 +322,8 @@ def test_every_help_prints(command: str, capsys: pytest.CaptureFixture[str]) -> 
     """``sltcheck [GROUP [NAME]] --help`` (``repro --help`` crashed on a '%' in fig7's help)."""
     assert cli.main([*command.split(), "--help"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("usage: sltcheck") and "Traceback" not in captured.err
+    assert captured.out.startswith("usage: sltcheck")
+    assert "Traceback" not in captured.err
     assert "%%" not in captured.out  # a '%' escaped for argparse is shown once
 
 
@@ -330,7 +331,8 @@ def test_every_help_prints(command: str, capsys: pytest.CaptureFixture[str]) -> 
 def test_an_unknown_or_missing_command_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("sltcheck: error: "), lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("sltcheck: error: "), lines
 
 
 # --- issue 34's cases, replayed as the hostile user ran them (the real commands, their work guarded) ------------
@@ -406,6 +408,7 @@ def test_the_issues_bad_options_are_one_line_before_any_work(argv: list[str], fr
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("sltcheck: error: "), err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("sltcheck: error: "), err
     assert fragment in lines[0]
     assert not list(cwd.iterdir())

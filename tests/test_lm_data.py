@@ -64,19 +64,24 @@ def test_load_tokenise_pack_and_cache(tmp_path_factory: pytest.TempPathFactory) 
     (data_dir / "valid.txt").write_text(synthetic_text(5_000, seed=1))
     cache = tmp_path_factory.mktemp("cache")
     data = load_wikitext(data_dir, 32, vocab_size=300, cache_dir=cache)
-    assert data.info["train_split"] == "train" and data.info["val_split"] == "valid"
-    assert data.vocab_size <= 300 and data.train.shape[1] == 32
-    assert data.train.dtype == torch.int64 and int(data.train.max()) < data.vocab_size
+    assert data.info["train_split"] == "train"
+    assert data.info["val_split"] == "valid"
+    assert data.vocab_size <= 300
+    assert data.train.shape[1] == 32
+    assert data.train.dtype == torch.int64
+    assert int(data.train.max()) < data.vocab_size
     assert len(list((cache / "tokenizers").glob("*.json"))) == 1
     again = load_wikitext(data_dir, 32, vocab_size=300, cache_dir=cache)
-    assert torch.equal(again.train, data.train) and torch.equal(again.val, data.val)
+    assert torch.equal(again.train, data.train)
+    assert torch.equal(again.val, data.val)
 
 
 def test_real_or_generated_wikitext_loads(tmp_path_factory: pytest.TempPathFactory) -> None:
     data = load_wikitext(wikitext_dir(tmp_path_factory), 128, vocab_size=512,
                          cache_dir=tmp_path_factory.mktemp("cache"))
     assert (data.info["train_split"], data.info["val_split"]) == ("valid", "test")
-    assert len(data.train) > 50 and len(data.val) > 20
+    assert len(data.train) > 50
+    assert len(data.val) > 20
 
 
 def test_gpt2_tokenizer_from_local_files(tmp_path: Path) -> None:
@@ -95,7 +100,8 @@ def test_gpt2_tokenizer_from_local_files(tmp_path: Path) -> None:
 
 def test_pack_and_batches_are_deterministic() -> None:
     blocks = pack_blocks(np.arange(103, dtype=np.uint16), 10)
-    assert blocks.shape == (10, 10) and int(blocks[3, 0]) == 30
+    assert blocks.shape == (10, 10)
+    assert int(blocks[3, 0]) == 30
     stream = BatchStream(blocks, 4, seed=7)
     first = [stream.batch(i) for i in range(6)]  # crosses passes over the 10 blocks
     again = BatchStream(blocks, 4, seed=7)

@@ -226,7 +226,8 @@ def test_kill_minus_nine_loses_no_finished_source(tmp_path):
     assert 2 <= len(finished) < 12
     synthetic.run(config, str(run_dir), progress=False)
     rows = store_rows(run_dir)
-    assert len(rows) == 12 and len({key for key, _ in rows}) == 12
+    assert len(rows) == 12
+    assert len({key for key, _ in rows}) == 12
     assert set(finished) <= set(rows)  # finished work is kept as it was, not recomputed
 
 
@@ -239,14 +240,16 @@ def test_a_run_directory_refuses_another_configuration(tmp_path):
 def test_run_directory_records_config_and_versions(tmp_path):
     synthetic.run(tiny(), str(tmp_path), progress=False)
     recorded = json.loads((tmp_path / "config.json").read_text())
-    assert recorded["config"]["seed"] == 0 and recorded["config"]["solver"] == "exact"
+    assert recorded["config"]["seed"] == 0
+    assert recorded["config"]["solver"] == "exact"
     assert {"python", "numpy", "torch", "gurobipy", "mpmath"} <= recorded["versions"].keys()
 
 
 def test_fit_recovers_a_known_decay():
     n = np.arange(4, 65, 4, dtype=float)
     fit = fit_decay(n, 0.8 * np.exp(-0.06 * n) * (1 + 0.01 * np.sin(n)))
-    assert abs(fit.gamma - 0.8) < 0.02 and abs(fit.delta - 0.06) < 0.002
+    assert abs(fit.gamma - 0.8) < 0.02
+    assert abs(fit.delta - 0.06) < 0.002
     assert fit.delta_interval[0] < 0.06 < fit.delta_interval[1]
     shared = fit_decay(n, 2.0 * np.exp(-0.06 * n), delta=0.06)
     assert abs(shared.gamma - 2.0) < 1e-9

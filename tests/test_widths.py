@@ -28,7 +28,8 @@ def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
     assert r["theorem11"]["n_FC"]["bound"] == pytest.approx(d1 * C * math.log(24 * a * 3 * H * d1**2.5 / eps),
                                                             rel=1e-12)
     for w in (r["theorem9"]["n_K"], r["theorem11"]["n_FC"]):
-        assert w["ceil"] >= w["bound"] > w["ceil"] - 1 and w["construction"] % d1 == 0
+        assert w["ceil"] >= w["bound"] > w["ceil"] - 1
+        assert w["construction"] % d1 == 0
 
 
 @pytest.mark.theorem9
@@ -53,7 +54,8 @@ def test_theorem14_blocks_match_proof_and_helper(B):
         assert block["n_FC"]["bound"] == pytest.approx(ref["n_FC"][b], rel=1e-12)
         ex = t14.exponents(b + 1, B)
         mono = widths.block_monomial(b + 1, B)
-        assert ex["mha"] == mono["mha"] and ex["fc"] == mono["fc"]
+        assert ex["mha"] == mono["mha"]
+        assert ex["fc"] == mono["fc"]
         for key, value in widths.statement_exponents(b + 1, B).items():
             assert ex[key] == value
     # the proof's own expression for the last block: 32 (2 beta_B)^3 H d1^{3/2} 2 / eps
@@ -110,7 +112,8 @@ def test_cli(capsys, tmp_path):
     args = cli.parser.parse_args(["widths", "--eps", "0.1", "--heads", "2", "--d1", "4", "--blocks", "2", "--json"])
     assert args.handler(args) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["theorem14"]["blocks"][1]["b"] == 2 and data["parameters"]["C"] == 1.0
+    assert data["theorem14"]["blocks"][1]["b"] == 2
+    assert data["parameters"]["C"] == 1.0
     args = cli.parser.parse_args(["widths", "--eps", "0.1", "--heads", "2", "--d1", "4", "--calibrated"])
     assert args.handler(args) == 0
     assert f"C={calibration.STORED_C:.6g}" in capsys.readouterr().out
