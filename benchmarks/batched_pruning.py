@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
             reference_masks = reference_masks or masks
             same = all(r[2] == reference_masks for r in runs)
             print(f"{width:>7} {problems:>8} {name:<11} {total:>9.3f} {solver:>9.3f} {solver / problems:>12.2e} "
-                  f"{reference_solver / solver:>8.1f}x {str(same):>10} {os.getloadavg()[0]:>5.2f}", flush=True)
+                  f"{reference_solver / solver:>8.1f}x {same!s:>10} {os.getloadavg()[0]:>5.2f}", flush=True)
             if not same:
                 print("masks differ between modes: this is a bug", file=sys.stderr)
                 return 1

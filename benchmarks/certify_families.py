@@ -64,7 +64,7 @@ def main() -> None:
                    "backend": arith.name, "found_by": (entry["counterexample"] or {}).get("found_by"),
                    "progress": entry["progress"]}
             rows.append(row)
-            print(f"{key:<26} expected {str(family.expected):<14} got {entry['verdict']:<14} "
+            print(f"{key:<26} expected {family.expected!s:<14} got {entry['verdict']:<14} "
                   f"sup in [{entry['sup_lower']}, {entry['sup_upper']}] known {known} "
                   f"(upper/known - 1 = {within}) proven {entry['proven_fraction']} "
                   f"{entry['boxes']} boxes {entry['boxes_per_second']} boxes/s {wall:.0f} s "

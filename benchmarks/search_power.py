@@ -23,6 +23,7 @@ differentiable version (``gradients`` column: the backend that ran).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -40,10 +41,8 @@ def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tu
     recorder = Recorder()
     test = property_test(statement, variant, bound=bound, settings=profile_settings(profile, seeded=True),
                          recorder=recorder)
-    try:
+    with contextlib.suppress(AssertionError):
         hypothesis_seed(seed)(test)()
-    except AssertionError:
-        pass
     record = recorder.record(statement, variant)
     best, evaluations = record.worst_ratio, record.examples
     if record.worst_instance is not None and not record.violations:

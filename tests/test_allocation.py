@@ -68,7 +68,7 @@ def test_a_broken_allocation_is_caught() -> None:
     p = allocation.parameters(eps=F(1, 2))
     written = allocation.theorem11(p)[0]
     broken = allocation.Allocation(
-        "theorem11", "mutant", p.eps, written.terms + (allocation.Term("extra", F(1, 2), "-"),), ""
+        "theorem11", "mutant", p.eps, (*written.terms, allocation.Term("extra", F(1, 2), "-")), ""
     )
     assert not broken.holds
 

@@ -16,7 +16,9 @@ def test_seeded_and_reproducible():
     b = calibration.calibrate(seed=3, **TINY)
     c = calibration.calibrate(seed=4, **TINY)
     strip = lambda r: [{k: v for k, v in x.items() if k != "seconds"} for x in r["configs"]]  # noqa: E731
-    assert strip(a) == strip(b) and a["decay"] == b["decay"] and a["C"] == b["C"]
+    assert strip(a) == strip(b)
+    assert a["decay"] == b["decay"]
+    assert a["C"] == b["C"]
     assert strip(a) != strip(c)
 
 
@@ -41,10 +43,12 @@ def test_definitions():
 
 def test_clopper_pearson():
     low, high = calibration.clopper_pearson(0, 100)
-    assert low == 0 and high == pytest.approx(1 - 0.025 ** (1 / 100), rel=1e-9)
+    assert low == 0
+    assert high == pytest.approx(1 - 0.025 ** (1 / 100), rel=1e-9)
     low, high = calibration.clopper_pearson(5, 10)
-    assert low < 0.5 < high and low == pytest.approx(1 - high, rel=1e-9)
-    with pytest.raises(ValueError):
+    assert low < 0.5 < high
+    assert low == pytest.approx(1 - high, rel=1e-9)
+    with pytest.raises(ValueError, match="need 0 <= k <= n and n >= 1, got k=3, n=2"):
         calibration.clopper_pearson(3, 2)
 
 
@@ -87,7 +91,7 @@ def test_load_C(tmp_path):
         calibration.load_C(str(tmp_path / "bad.json"))
 
 
-@pytest.mark.parametrize("kwargs,word", [(dict(trials=0), "trials"), (dict(seed=-1), "seed"),
+@pytest.mark.parametrize(("kwargs", "word"), [(dict(trials=0), "trials"), (dict(seed=-1), "seed"),
                                          (dict(n_max=60), "n_max"), (dict(configs=((1, 1, 1.5),)), "eps")])
 def test_bad_inputs(kwargs, word):
     with pytest.raises(ValueError, match=word):

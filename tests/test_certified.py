@@ -41,13 +41,15 @@ def test_interval_mode_encloses_and_leaves_point_mode_alone():
     mask = np.ones((1, 3))
     with precision.interval_arithmetic(30):
         p = reference.masked_softmax(logits, mask, 30)
-        assert precision.is_interval(p) and precision.in_interval_mode()
+        assert precision.is_interval(p)
+        assert precision.in_interval_mode()
     assert not precision.in_interval_mode()
     exact = reference.masked_softmax(logits, mask, 60)
     with mpmath.workdps(60):
         for a, b in zip(p.flat, exact.flat, strict=True):
             lo, hi = intervals.ends(a)
-            assert lo <= b <= hi and hi - lo < mpmath.mpf(10) ** -25
+            assert lo <= b <= hi
+            assert hi - lo < mpmath.mpf(10) ** -25
     assert reference.masked_softmax(logits, mask, 30)[0, 0].__class__ is mpmath.mpf
 
 
@@ -65,7 +67,8 @@ def test_relu_and_expm1_enclosures():
         # above arithmetic.HUGE_EXPONENT the chains use a power of two; the enclosure holds it
         huge = 2.5e4
         lo, hi = intervals.ends(intervals.chain_expm1(iv.mpf(huge)))
-    assert lo <= arithmetic.expm1(mpmath.mpf(huge), DPS) <= hi and lo > 0
+    assert lo <= arithmetic.expm1(mpmath.mpf(huge), DPS) <= hi
+    assert lo > 0
 
 
 def test_fc_and_block_enclose_the_reference():
@@ -247,9 +250,11 @@ def test_blurred_enclosures_are_refined():
     enclosure is blurred; evaluated again at 60 digits both verdicts are certified."""
     inst = _lemma8_extremal(2, 1.5, 1e-30)
     blurred = certified.evaluate("lemma8", inst, "exponent-quartered", max_dps=30)
-    assert blurred["outcome"] == "undecided" and blurred["work_dps"] == 30
+    assert blurred["outcome"] == "undecided"
+    assert blurred["work_dps"] == 30
     refined = certified.evaluate("lemma8", inst, "exponent-quartered")  # ratio ~2: refuted
-    assert refined["outcome"] == "violated" and refined["dps"] == 30 < refined["work_dps"] <= certified.MAX_DPS
+    assert refined["outcome"] == "violated"
+    assert refined["dps"] == 30 < refined["work_dps"] <= certified.MAX_DPS
     assert certified.evaluate("lemma8", inst)["outcome"] == "holds"
     for variant in ("exponent-quartered", "as-stated"):
         _agrees("lemma8", inst, variant)
@@ -303,7 +308,8 @@ def test_lipschitz_undecided_on_the_bound(statement):
     inst["X_perturbed"], inst["eps_max"] = inst["X"].copy(), 0.0
     result = certified.evaluate(statement, inst)
     assert intervals.ends(result["bound"]) == (0, 0)
-    assert result["outcome"] == "undecided" and not result["certified"]
+    assert result["outcome"] == "undecided"
+    assert not result["certified"]
     # and a bound enclosure around the measured value itself decides nothing
     inst = _random_lipschitz(np.random.default_rng(8), L=0 if statement == "lemma12" else 2)
     m = certified.evaluate(statement, inst)["measured"]
@@ -434,7 +440,8 @@ def test_theorem14_astronomical_bounds_enclosed(B, bits):
     point = t14.VARIANTS["as-proven"](inst, DPS)
     lo, hi = intervals.ends(result["bound"])
     with mpmath.workdps(DPS):
-        assert lo <= point <= hi and mpmath.log(point, 2) > 0.99 * bits
+        assert lo <= point <= hi
+        assert mpmath.log(point, 2) > 0.99 * bits
     assert result["outcome"] == "holds"
 
 
@@ -457,7 +464,8 @@ def test_theorem14_mutant_refuted_and_undecided_on_the_bound():
     exact = _t14_scalar(1.0, 1.0)
     result = certified.evaluate("theorem14", exact)
     assert intervals.ends(result["bound"]) == (0, 0)
-    assert result["outcome"] == "undecided" and not result["certified"]
+    assert result["outcome"] == "undecided"
+    assert not result["certified"]
     # a bound enclosure around the measured value itself decides nothing
     inst = _random_t14(np.random.default_rng(4))
     m = certified.evaluate("theorem14", inst)["measured"]
@@ -538,7 +546,8 @@ def test_enclosure_contains_the_60_digit_value(statement, variant, make, backend
     with mpmath.workdps(60):
         values = (load(statement).measured(inst, 60), _point_bound(statement, variant)(inst, 60))
     result = certified.evaluate(statement, inst, variant, dps=60, backend=backend)
-    assert result["backend"] in (backend, "exact") and result["reason"] is None  # exact: decided exactly
+    assert result["backend"] in (backend, "exact")  # exact: decided exactly
+    assert result["reason"] is None
     with mpmath.workdps(80):
         for side, value in zip(("measured", "bound"), values, strict=True):
             lo, hi = intervals.ends(result[side])
@@ -597,7 +606,9 @@ def test_spectral_bounds_need_python_flint(monkeypatch):
     """Without python-flint the spectral chains are undecided with a reason, on the mpmath backend."""
     monkeypatch.setitem(sys.modules, "flint", None)  # import flint now fails
     result = certified.evaluate("theorem11", _t11_scalar(), "sharp", backend="mpmath")
-    assert result["outcome"] == "undecided" and result["bound"] is None and "python-flint" in result["reason"]
+    assert result["outcome"] == "undecided"
+    assert result["bound"] is None
+    assert "python-flint" in result["reason"]
 
 
 @pytest.mark.parametrize("statement", ["lemma8", "theorem9", "lemma12"])
@@ -609,7 +620,8 @@ def test_backends_agree(statement):
             "theorem9": lambda: _start("theorem9", {"d1": 2, "d2": 2, "H": 2, "dK": 1, "dV": 2, "T": 3}),
             "lemma12": lambda: _random_lipschitz(np.random.default_rng(3), L=0)}[statement]()
     arb, mp = (certified.evaluate(statement, inst, backend=b) for b in ("arb", "mpmath"))
-    assert (arb["backend"], mp["backend"]) == ("arb", "mpmath") and arb["outcome"] == mp["outcome"]
+    assert (arb["backend"], mp["backend"]) == ("arb", "mpmath")
+    assert arb["outcome"] == mp["outcome"]
     for side in ("measured", "bound"):
         (a_lo, a_hi), (m_lo, m_hi) = intervals.ends(arb[side]), intervals.ends(mp[side])
         assert max(a_lo, m_lo) <= min(a_hi, m_hi)
@@ -626,12 +638,15 @@ def test_backend_exact_ends(backend):
         assert arith.ends(arith.number(third)) == (third, third)
         assert arith.ends(arith.number(0.1)) == (mpmath.mpf(0.1), mpmath.mpf(0.1))
         lo, hi = arith.ends(arith.from_ends(third, 2.0))
-        assert lo <= third and hi >= 2
+        assert lo <= third
+        assert hi >= 2
         lo, hi = arith.ends(arith.number(1) / 3)
         with mpmath.workprec(1000):  # exact products of the ends
-            assert 3 * lo < 1 < 3 * hi and hi - lo < mpmath.mpf(10) ** -29  # 1/3, rounded outward
+            assert 3 * lo < 1 < 3 * hi  # 1/3, rounded outward
+            assert hi - lo < mpmath.mpf(10) ** -29
         lo, hi = arith.ends(arith.from_ends(mpmath.mpf("-inf"), 2.0))
-        assert lo == -mpmath.inf and hi >= 2
+        assert lo == -mpmath.inf
+        assert hi >= 2
     with intervals.using(backend, 30):  # x * x of [-1, 2] would reach -2; square, sqrt, relu stay at 0
         straddling = intervals.interval_of(-1, 2)
         for value, low, high in ((intervals.square(straddling), 0, 4),
@@ -639,4 +654,5 @@ def test_backend_exact_ends(backend):
                                  (intervals.relu(straddling), 0, 2)):
             lo, hi = intervals.ends(value)
             # an arb ball [0, 4] is 2 +/- 2 with the radius rounded up (30 bits): ~1e-8 beyond each end
-            assert -1e-7 < lo <= low and high <= hi < high + 1e-7
+            assert -1e-7 < lo <= low
+            assert high <= hi < high + 1e-7

@@ -170,7 +170,8 @@ def test_subset_sum_family_encloses_the_statement(key: str) -> None:
     B = backend(BACKEND_NAMES[0])
     points = visible_points(B, family, random.Random(11), tries=80)
     for point, lower, choice, instance in points:
-        assert not violations(family.statement, instance) and family.contains is not None
+        assert not violations(family.statement, instance)
+        assert family.contains is not None
         assert family.contains(instance)
         ratio = evaluate(family.statement, family.variant, instance, dps=40, bound=bound).ratio
         upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
@@ -193,10 +194,12 @@ def test_theorem9_family_point_ratio_is_below_the_statement() -> None:
         point = [rng.uniform(d.low, d.high) for d in family.dimensions]
         lower, choice = point_ratio(B, family, point)
         instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
-        assert family.contains is not None and family.contains(instance)
+        assert family.contains is not None
+        assert family.contains(instance)
         ratio = evaluate("theorem9", "as-proven", instance, dps=40).ratio
         upper = evaluate_box(B, family, (tuple(point), tuple(point))).upper
-        assert lower * (1 - 1e-6) <= ratio and lower <= upper
+        assert lower * (1 - 1e-6) <= ratio
+        assert lower <= upper
         agree += ratio <= upper * (1 + 1e-6)
     assert agree >= 6
 
@@ -245,7 +248,8 @@ def test_lemma13_as_stated_is_a_certified_counterexample_that_replays(tmp_path: 
     assert entry["verdict"] == "counterexample"
     replay = entry["counterexample"]
     assert replay["found_by"].startswith("search_worst_case(lemma13, as-stated, seed ")
-    assert entry["seeds"][-1]["in_family"] and entry["seeds"][-1]["outcome"] == "violated"
+    assert entry["seeds"][-1]["in_family"]
+    assert entry["seeds"][-1]["outcome"] == "violated"
     verdict = evaluate("lemma13", replay["variant"], decode_instance(replay["instance"]), dps=60)
     assert verdict.violated
     assert replay["certified_ratio"][0] > 1
@@ -270,7 +274,8 @@ def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatc
                  instance=lambda point, choice: {}, description="toy")
     monkeypatch.setitem(families(), toy.key, toy)
     entry = run(toy, tmp_path, backend_name="mpmath")
-    assert entry["verdict"] == "held" and entry["finished"]
+    assert entry["verdict"] == "held"
+    assert entry["finished"]
     assert 0.9 / 1.01 <= entry["sup_lower"] <= 0.9 <= entry["sup_upper"] <= 0.9 * 1.01
     assert entry["proven_fraction"] == 1.0
 
@@ -288,8 +293,10 @@ def test_the_climb_raises_the_lower_bound_to_an_interior_supremum(tmp_path: Path
     monkeypatch.setitem(families(), toy.key, toy)
     climbed = run(toy, tmp_path, "a.sqlite", backend_name="mpmath", rounds=1)
     still = run(toy, tmp_path, "b.sqlite", backend_name="mpmath", rounds=1, climb=False)
-    assert climbed["best_source"] == "climb" and climbed["sup_lower"] > 0.9 - 1e-9
-    assert still["best_source"] != "climb" and still["sup_lower"] < 0.9 - 1e-3
+    assert climbed["best_source"] == "climb"
+    assert climbed["sup_lower"] > 0.9 - 1e-9
+    assert still["best_source"] != "climb"
+    assert still["sup_lower"] < 0.9 - 1e-3
 
 
 # --- resume, determinism, executors --------------------------------------------------------------
@@ -305,7 +312,8 @@ def test_same_rounds_same_result_and_resume_continues(tmp_path: Path) -> None:
     once = run(family, tmp_path, "a.sqlite", rounds=4)
     split = run(family, tmp_path, "b.sqlite", rounds=2)
     resumed = run(family, tmp_path, "b.sqlite", rounds=4)
-    assert split["rounds"] == 2 and resumed["rounds"] == 4
+    assert split["rounds"] == 2
+    assert resumed["rounds"] == 4
     assert _stable(resumed) == _stable(once)
 
 
@@ -369,7 +377,8 @@ def test_report_and_readme_show_the_certified_families(tmp_path: Path) -> None:
     entry = run(families()["lemma13/d1-T4/as-stated"], tmp_path, budget=30.0, search=True)
     data = {"findings": [], "mutants": [], "certified_over_family": {"schema_version": 1, "families": [entry]}}
     html = report.render(report.build({"findings": [data], "synthetic": [], "lm": []}))
-    assert "certified over family lemma13/d1-T4/as-stated" in html and "counterexample" in html
+    assert "certified over family lemma13/d1-T4/as-stated" in html
+    assert "counterexample" in html
     assert "| lemma13/d1-T4/as-stated | counterexample |" in findings_text.render(data)
 
 
@@ -386,7 +395,8 @@ def test_search_findings_seed_the_lower_bound(tmp_path: Path) -> None:
     seeds = search_seeds(findings)
     assert len(seeds["lemma13"]) == 1
     bare = replace(families()["lemma13/d1-T4/as-proven"], seeds=None)
-    assert bare.contains is not None and bare.contains(seeds["lemma13"][0])
+    assert bare.contains is not None
+    assert bare.contains(seeds["lemma13"][0])
     entry = run(bare, tmp_path, rounds=0, seeds=seeds["lemma13"])
     assert entry["sup_lower"] == pytest.approx(0.5109, abs=1e-3)
 
@@ -424,7 +434,8 @@ def test_chain_family_encloses_the_first_row_of_the_statement(key: str, forward:
         point = [rng.uniform(d.low, d.high) for d in family.dimensions]
         lower, choice = point_ratio(B, family, point)
         instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
-        assert family.contains is not None and family.contains(instance)
+        assert family.contains is not None
+        assert family.contains(instance)
         X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
         with mpmath.workdps(40):
             gap = (run_forward(X, mask, module.source_of(instance), 40)[0, 0]

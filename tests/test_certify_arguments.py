@@ -49,7 +49,8 @@ def test_factors_keep_an_exact_zero(name: str) -> None:
     B = backend(name)
     assert magnitude(B, B.interval(-1e-3, 2e-3)).low == 0.0
     assert magnitude(B, B.interval(0.0, 0.7)).low == 0.0
-    assert room(1.0, 0.3, 1.0).low == 0.0 and room(1.0, 0.3, 1.0).high >= 0.7
+    assert room(1.0, 0.3, 1.0).low == 0.0
+    assert room(1.0, 0.3, 1.0).high >= 0.7
     assert room(0.5, 0.3, 1.0).low < 0  # the face u = 1/2 is inside the box: no sign
     assert slack_holds([[Factor(-1.0, 1.0), Factor(0.0, 0.0)], [Factor(0.0, 2.0), Factor(1.0, 1.0)]])
     assert not slack_holds([[Factor(-1e-300, 1.0)]])
@@ -111,8 +112,10 @@ MUTANTS = ["lemma2/targets-2x1-n4-source0/bound-quartered", "lemma4/targets-2x1-
 @pytest.mark.parametrize("key", ATTAINED)
 def test_an_attained_family_is_held_on_all_of_its_volume(tmp_path: Path, key: str) -> None:
     entry = run(families()[key], tmp_path, rounds=4)
-    assert entry["verdict"] == "held" and entry["proven_fraction"] == 1.0
-    assert entry["sup_upper"] == 1.0 and entry["sup_lower"] > 1 - 1e-9  # sup 1, attained
+    assert entry["verdict"] == "held"
+    assert entry["proven_fraction"] == 1.0
+    assert entry["sup_upper"] == 1.0  # sup 1, attained
+    assert entry["sup_lower"] > 1 - 1e-9
     assert sum(entry["proved_by_argument"].values()) > 0
 
 
@@ -123,7 +126,8 @@ def test_an_argument_never_proves_its_mutant_family(tmp_path: Path, key: str) ->
     family = families()[key]
     assert family.expected == "counterexample"
     entry = run(family, tmp_path, rounds=20)
-    assert entry["verdict"] == "counterexample" and entry["counterexample"]["certified_ratio"][0] > 1
+    assert entry["verdict"] == "counterexample"
+    assert entry["counterexample"]["certified_ratio"][0] > 1
     B = backend(BACKEND_NAMES[0])
     lows = [d.low for d in family.dimensions]
     highs = [d.high for d in family.dimensions]
@@ -205,7 +209,8 @@ def test_theorem9_two_head_family_point_ratio_is_below_the_statement() -> None:
         point = [rng.uniform(d.low, d.high) for d in family.dimensions]
         lower, choice = point_ratio(B, family, point)
         instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
-        assert family.contains is not None and family.contains(instance)
+        assert family.contains is not None
+        assert family.contains(instance)
         assert lower * (1 - 1e-6) <= evaluate("theorem9", "as-proven", instance, dps=40).ratio
 
 

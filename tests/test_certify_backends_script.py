@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.skipif(not arb_available(), reason="the benchmark needs python-flint")
 def test_every_enclosed_variant_gets_a_row(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("certify_backends", ROOT / "benchmarks" / "certify_backends.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     monkeypatch.setattr(sys, "argv", ["certify_backends.py", "--instances-only", "--repeats", "1", "--dps", "20"])
@@ -27,4 +28,6 @@ def test_every_enclosed_variant_gets_a_row(monkeypatch: pytest.MonkeyPatch, caps
     expected = {f"{s}/{v}" for s, variants in certified.supported().items() for v in variants}
     assert set(rows) == expected
     for row in rows.values():
-        assert float(row[1]) > 0 and float(row[2]) > 0 and row[-1].split("/")[0] in certified.OUTCOMES
+        assert float(row[1]) > 0
+        assert float(row[2]) > 0
+        assert row[-1].split("/")[0] in certified.OUTCOMES

@@ -63,10 +63,14 @@ def test_findings_name_the_run_and_every_variant(findings: dict[str, Any]) -> No
     module = load("lemma8")
     assert [(f["statement"], f["variant"]) for f in findings["findings"]] == [("lemma8", v) for v in module.VARIANTS]
     entry = findings["findings"][0]
-    assert entry["default"] and not entry["violated"] and entry["violations"] == 0
+    assert entry["default"]
+    assert not entry["violated"]
+    assert entry["violations"] == 0
     # The ci profile's 50 Hypothesis examples, each one valid, undecided or filtered and counted.
-    assert entry["examples"] == 50 and len(entry["ratios"]) == 50
-    assert entry["filtered"] >= 0 and 0 <= entry["undecided"] <= entry["examples"]
+    assert entry["examples"] == 50
+    assert len(entry["ratios"]) == 50
+    assert entry["filtered"] >= 0
+    assert 0 <= entry["undecided"] <= entry["examples"]
 
 
 def test_worst_ratio_is_lemma8s_known_supremum(findings: dict[str, Any]) -> None:
@@ -91,10 +95,12 @@ def test_every_mutant_is_refuted_by_a_replayable_counterexample(findings: dict[s
         mutant = mutants[row["mutant"]]
         instance = decode_instance(row["counterexample"])
         verdict = evaluate("lemma8", mutant.name, instance, bound=mutant.bound)
-        assert verdict.violated and verdict.ratio == pytest.approx(row["ratio"], rel=1e-12)
+        assert verdict.violated
+        assert verdict.ratio == pytest.approx(row["ratio"], rel=1e-12)
         # The counterexample as found, before sltcheck.harness.simplify, is recorded and refutes too.
         raw = evaluate("lemma8", mutant.name, decode_instance(row["raw_counterexample"]), bound=mutant.bound)
-        assert raw.violated and raw.ratio == pytest.approx(row["raw_ratio"], rel=1e-12)
+        assert raw.violated
+        assert raw.ratio == pytest.approx(row["raw_ratio"], rel=1e-12)
 
 
 @pytest.mark.lemma8
@@ -121,7 +127,8 @@ def test_worker_processes_give_the_same_findings(run: Path, findings: dict[str, 
                       "--out", str(tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]
     second = json.loads((tmp_path / "findings.json").read_text())
-    assert second["complete"] and second["done"] == second["planned"] == findings["planned"]
+    assert second["complete"]
+    assert second["done"] == second["planned"] == findings["planned"]
     assert _without_timings(second["findings"]) == _without_timings(findings["findings"])
     assert _without_timings(second["mutants"]) == _without_timings(findings["mutants"])
 
@@ -129,7 +136,8 @@ def test_worker_processes_give_the_same_findings(run: Path, findings: dict[str, 
 @pytest.mark.lemma8
 def test_report_is_built_from_the_real_findings(run: Path, tmp_path: Path) -> None:
     content = report.build(report.load_inputs([str(run)]))
-    assert content["glance"]["held"] == 1 and not content["glance"]["violated"]
+    assert content["glance"]["held"] == 1
+    assert not content["glance"]["violated"]
     assert (content["glance"]["mutants"], content["glance"]["mutants_refuted"]) == (4, 4)
     page = report.write(content, str(tmp_path / "report.html"))
     text = html.unescape(re.sub(r"<[^>]+>", " ", page.read_text()))
@@ -145,4 +153,5 @@ def test_refuted_mutants_counterexamples_are_certified(findings: dict[str, Any])
     enclosed = [m for m in findings["mutants"] if m["refuted"] and m["mutant"] in certified.supported()["lemma8"]]
     assert enclosed  # exponent-quartered
     for m in enclosed:
-        assert m["certified_outcome"] == "violated" and m["certified_backend"] in ("arb", "mpmath"), m
+        assert m["certified_outcome"] == "violated", m
+        assert m["certified_backend"] in ("arb", "mpmath"), m

@@ -107,11 +107,14 @@ def client() -> Iterator[Any]:
 def test_options_choose_the_executor() -> None:
     assert isinstance(make_executor(), InProcessExecutor)
     assert isinstance(make_executor(1), InProcessExecutor)
-    assert isinstance(make_executor(3), ProcessExecutor) and make_executor(3).workers == 3  # type: ignore[attr-defined]
+    assert isinstance(make_executor(3), ProcessExecutor)
+    assert make_executor(3).workers == 3  # type: ignore[attr-defined]
     remote = make_executor(4, scheduler="tcp://10.0.0.5:8786")
-    assert isinstance(remote, DaskExecutor) and remote.address == "tcp://10.0.0.5:8786"
+    assert isinstance(remote, DaskExecutor)
+    assert remote.address == "tcp://10.0.0.5:8786"
     local = make_executor(2, cluster="local")
-    assert isinstance(local, DaskExecutor) and local.local_workers == 2
+    assert isinstance(local, DaskExecutor)
+    assert local.local_workers == 2
     with pytest.raises(ValueError, match="not both"):
         make_executor(2, scheduler="tcp://x:1", cluster="local")
     with pytest.raises(ValueError, match="positive"):

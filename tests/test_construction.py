@@ -58,7 +58,8 @@ def test_lemma7_error_decreases_with_width():
     for size in (4, 10, 16):
         W1, W2 = rng.uniform(-1, 1, (2 * size, 2)), rng.uniform(-1, 1, (2, 2 * size))
         errors.append(approximate_product(W, W1, W2).error)
-    assert errors[2] < errors[0] and errors[2] < 1e-2
+    assert errors[2] < errors[0]
+    assert errors[2] < 1e-2
 
 
 def test_remainder_must_divide_or_be_dropped():
@@ -67,7 +68,9 @@ def test_remainder_must_divide_or_be_dropped():
     with pytest.raises(ValueError, match=r"n \(rows of W1\) = 10 must be divisible by 3"):
         approximate_product(W, W1, W2)
     dropped = approximate_product(W, W1, W2, remainder="drop")
-    assert dropped.group_size == 3 and not dropped.M1[9].any() and not dropped.M2[:, 9].any()
+    assert dropped.group_size == 3
+    assert not dropped.M1[9].any()
+    assert not dropped.M2[:, 9].any()
     with pytest.raises(ValueError, match="remainder must be one of 'error', 'drop'"):
         approximate_product(W, W1, W2, remainder="pad")
     with pytest.raises(ValueError, match=r"must be at least 3 \(one hidden unit per group\)"):
@@ -101,8 +104,10 @@ def test_mha_merged_pruned_source_equals_the_constructions_products():
             merged_target.W_QK[head], source.W_K[head].T, source.W_Q[head], scale_inverse_sqrt=source.d_key
         )
         vo = approximate_product(merged_target.W_VO[head], source.W_O[head], source.W_V[head])
-        assert (pruned.masks.M_Q[head] == qk.M2).all() and (pruned.masks.M_K[head] == qk.M1.T).all()
-        assert (pruned.masks.M_V[head] == vo.M2).all() and (pruned.masks.M_O[head] == vo.M1).all()
+        assert (pruned.masks.M_Q[head] == qk.M2).all()
+        assert (pruned.masks.M_K[head] == qk.M1.T).all()
+        assert (pruned.masks.M_V[head] == vo.M2).all()
+        assert (pruned.masks.M_O[head] == vo.M1).all()
         by_name = {e.name: e for e in pruned.errors}
         with mpmath.workdps(DPS):
             assert abs(by_name[f"W_QK[head {head}]"].error_mp - qk.error_mp) <= mpmath.mpf(10) ** -35
@@ -228,12 +233,14 @@ def test_transformer_pipeline_and_same_seed_same_masks():
 
     target, first = run(11)
     _, second = run(11)
-    assert isinstance(first, construction.PrunedTransformer) and isinstance(second, construction.PrunedTransformer)
+    assert isinstance(first, construction.PrunedTransformer)
+    assert isinstance(second, construction.PrunedTransformer)
     masks = [m for block in first.blocks for m in block._mask_arrays()]
     again = [m for block in second.blocks for m in block._mask_arrays()]
     assert all(a.dtype == bool and a.tobytes() == b.tobytes() for a, b in zip(masks, again, strict=True))
     names = [e.name for e in first.errors]
-    assert names[0] == "blocks[0].attention.W_QK[head 0]" and names[-1] == "blocks[1].fc.layers[1]"
+    assert names[0] == "blocks[0].attention.W_QK[head 0]"
+    assert names[-1] == "blocks[1].fc.layers[1]"
     assert len(names) == 2 * (2 * 2 + 2)
     X = np.random.default_rng(12).normal(size=(3, 2)) / 2
     causal = np.tril(np.ones((3, 3)))
@@ -270,7 +277,7 @@ def test_worker_processes_prune_a_source_exactly_as_one_process():
 def test_pipeline_bad_input():
     target, source = mha_instance(n=4)
     other = sources.source_mha("theory", 0, heads=3, d_in=3, d_out=2, n_key=12, n_value=8)
-    with pytest.raises(ValueError, match="source.heads must equal target.heads = 2, got 3"):
+    with pytest.raises(ValueError, match=r"source\.heads must equal target\.heads = 2, got 3"):
         prune(target, other)
     with pytest.raises(ValueError, match="target and source must be of the same kind"):
         prune(target, sources.source_fc("theory", 0, widths=(3, 2), hidden=6))
@@ -304,7 +311,8 @@ def test_sparse_merge_of_a_pruned_source_is_the_dense_merge_bit_for_bit(n, heads
     dense, sparse = pruned.merged(dps), construction.merged_sparse(pruned, dps)
     for name in ("W_QK", "W_VO"):
         a, b = getattr(dense, name), getattr(sparse, name)
-        assert a.shape == b.shape and [repr(x) for x in a.flat] == [repr(x) for x in b.flat]
+        assert a.shape == b.shape
+        assert [repr(x) for x in a.flat] == [repr(x) for x in b.flat]
     # and it sees a difference: one more weight kept changes the merged matrix
     changed = pruned.W_V.copy()
     changed[0, 0, np.flatnonzero(changed[0, 0] == 0)[0]] = 0.5

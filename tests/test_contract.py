@@ -22,7 +22,8 @@ FOLDERS = sorted(p.name for p in (PACKAGE / "statements").iterdir() if (p / "__i
 
 
 def test_the_folders_were_found():
-    assert len(FOLDERS) >= 10 and "lemma13" in FOLDERS
+    assert len(FOLDERS) >= 10
+    assert "lemma13" in FOLDERS
 
 
 @pytest.mark.parametrize("statement", FOLDERS)
@@ -107,20 +108,22 @@ def test_helpers_of_a_statement_are_not_flagged():
 def test_optional_names_have_one_part_each_and_declared_defaults():
     optional = [n.name for part in contract.PARTS.values() for n in part.names if not n.required]
     assert len(optional) == len(set(optional))
-    assert contract.default("SEARCH_COST") == 1 and contract.default("SEQUENCE") is None
+    assert contract.default("SEARCH_COST") == 1
+    assert contract.default("SEQUENCE") is None
     assert contract.optional(_fake("m"), "noise_floor")({}, 30) == 0
     assert contract.optional(_fake("m", SEARCH_COST=3), "SEARCH_COST") == 3
-    with pytest.raises(ValueError, match="name must be an optional name of the statement contract .* 'SEARCH_COSTS'"):
+    with pytest.raises(ValueError, match=r"name must be an optional name of the statement contract .* 'SEARCH_COSTS'"):
         contract.optional(_fake("m"), "SEARCH_COSTS")
 
 
 def test_submodule_finds_a_part_or_none():
     assert contract.submodule("lemma2", "worst_case") is None  # Lemma 2's worst case is not derived
     assert contract.submodule("lemma13", "worst_case") is not None
-    assert not contract.has("lemma2", "differentiable") and contract.has("lemma13", "differentiable")
-    with pytest.raises(ValueError, match="part must be one of statement, instances, .*, got 'worst-case'"):
+    assert not contract.has("lemma2", "differentiable")
+    assert contract.has("lemma13", "differentiable")
+    with pytest.raises(ValueError, match=r"part must be one of statement, instances, .*, got 'worst-case'"):
         contract.submodule("lemma13", "worst-case")
-    with pytest.raises(ValueError, match="statement must be one of lemma2, .*, got 'lemma99'"):
+    with pytest.raises(ValueError, match=r"statement must be one of lemma2, .*, got 'lemma99'"):
         contract.validate("lemma99")
 
 

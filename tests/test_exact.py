@@ -51,11 +51,13 @@ def test_the_exact_backend_keeps_what_it_can_and_only_that() -> None:
 
     with using("exact", 30) as arith:
         half = num(0.5)
-        assert arith.exp(num(0)).value is not None and arith.expm1(num(0)).value.r == 0
+        assert arith.exp(num(0)).value is not None
+        assert arith.expm1(num(0)).value.r == 0
         assert arith.exp(half).value is None  # e^(1/2) has no exact value here
         assert (arith.exp(half) * num(0)).value.r == 0  # ... but 0 times it is 0
         three = norm(np.asarray([num(1.0), num(2.0), num(2.0)], dtype=object))
-        assert three.value is not None and three.value.compare(num(3).value) == 0
+        assert three.value is not None
+        assert three.value.compare(num(3).value) == 0
         assert spectral_norm(np.asarray([[3.0, 4.0]])).value.compare(num(5).value) == 0
         uniform = softmax(np.asarray([[num(0.25), num(0.25), num(7.0)]], dtype=object), np.asarray([[1, 1, 0]]))
         assert [p.value.r for p in uniform[0]] == [Fraction(1, 2), Fraction(1, 2), 0]
@@ -81,7 +83,9 @@ def _attained_theorem9() -> dict[str, Any]:
 def test_an_attained_instance_is_attained_and_its_exact_value_lies_in_the_intervals(variant: str) -> None:
     instance = _attained_theorem9()
     result = certified.evaluate("theorem9", instance, variant)
-    assert result["outcome"] == "attained" and result["decided_by"] == "exact arithmetic" and result["certified"]
+    assert result["outcome"] == "attained"
+    assert result["decided_by"] == "exact arithmetic"
+    assert result["certified"]
     intervals = certified._evaluate_at("theorem9", instance, variant, 30, "arb")
     assert intervals["outcome"] == "undecided"  # what no enclosure decides
     (lo, hi), value = ends(intervals["measured"]), mpmath.mpf(0.125)  # |x| |dW_VO| = 1/8
@@ -95,7 +99,8 @@ def test_a_bound_below_the_measured_side_by_2_to_the_minus_700_is_violated(monke
     tight = module.BOUNDS["tight"]
     monkeypatch.setitem(module.BOUNDS, "tight", lambda instance: tight(instance) - num(mpmath.mpf(2) ** -700))
     result = certified.evaluate("theorem9", _attained_theorem9(), "tight")
-    assert result["outcome"] == "violated" and result["decided_by"] == "exact arithmetic"
+    assert result["outcome"] == "violated"
+    assert result["decided_by"] == "exact arithmetic"
 
 
 @pytest.mark.theorem9
@@ -105,10 +110,14 @@ def test_settle_decides_a_variant_but_never_a_mutant_bound() -> None:
 
     instance = _attained_theorem9()
     verdict = evaluate("theorem9", "tight", instance, dps=40)
-    assert verdict.attained and not verdict.undecided and verdict.holds and not verdict.violated
+    assert verdict.attained
+    assert not verdict.undecided
+    assert verdict.holds
+    assert not verdict.violated
     assert verdict.as_dict()["attained"] is True
     same = evaluate("theorem9", "tight", instance, dps=40, bound=theorem9.VARIANTS["tight"])
-    assert same.undecided and not same.attained  # a bound given by the caller (a mutant's) is not settled
+    assert same.undecided  # a bound given by the caller (a mutant's) is not settled
+    assert not same.attained
 
 
 @pytest.mark.lemma7
@@ -120,5 +129,6 @@ def test_a_minimum_enclosed_by_its_best_choice_is_decided_from_its_exact_upper_e
                 "eps": 0.5}
     assert certified._evaluate_at("lemma7", instance, "construction", 30, "arb")["outcome"] == "undecided"
     result = certified.evaluate("lemma7", instance, "construction")
-    assert result["outcome"] == "holds" and result["decided_by"] == "exact arithmetic"
+    assert result["outcome"] == "holds"
+    assert result["decided_by"] == "exact arithmetic"
     assert certified.evaluate("lemma7", instance, "bound-halved")["outcome"] == "violated"

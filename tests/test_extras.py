@@ -102,4 +102,6 @@ def test_the_built_wheel_renders_the_report_from_its_own_templates(tmp_path):
                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)})
     assert shown.returncode == 0, shown.stderr[-2000:]
     module, template, length = shown.stdout.split()
-    assert module.startswith(str(site)) and template.startswith(str(site)) and int(length) > 1000
+    assert module.startswith(str(site))
+    assert template.startswith(str(site))
+    assert int(length) > 1000

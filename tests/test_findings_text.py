@@ -21,9 +21,11 @@ def lemma8_findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_check_writes_the_search_and_its_power(lemma8_findings: Path) -> None:
     data = json.loads(lemma8_findings.read_text())
     (entry,) = data["findings"]
-    assert entry["search"]["evaluations"] > 0 and entry["search"]["shape"]["d1"] in (1, 2)
+    assert entry["search"]["evaluations"] > 0
+    assert entry["search"]["shape"]["d1"] in (1, 2)
     assert entry["worst_ratio"] == pytest.approx(0.5, abs=1e-9)  # the supremum 2 tanh(eps/2) / (e^(2 eps) - 1) -> 1/2
-    assert data["power"] and all(row["statement"] == "lemma8" and row["passed"] for row in data["power"])
+    assert data["power"]
+    assert all(row["statement"] == "lemma8" and row["passed"] for row in data["power"])
 
 
 @pytest.mark.lemma8
@@ -32,8 +34,11 @@ def test_the_readme_section_is_replaced_between_its_markers(lemma8_findings: Pat
     readme.write_text(f"before\n{findings_text.START}\nold text\n{findings_text.END}\nafter\n")
     assert main(["findings", "--in", str(lemma8_findings), "--readme", str(readme)]) == 0
     text = readme.read_text()
-    assert text.startswith("before\n") and text.endswith("after\n") and "old text" not in text
-    assert "| lemma8 | as-stated * |" in text and "No variant was violated" in text
+    assert text.startswith("before\n")
+    assert text.endswith("after\n")
+    assert "old text" not in text
+    assert "| lemma8 | as-stated * |" in text
+    assert "No variant was violated" in text
 
 
 @pytest.mark.lemma8
@@ -44,9 +49,13 @@ def test_the_headline_lines_are_replaced_between_their_markers(lemma8_findings: 
     page.write_text(f"{findings_text.START}\n{findings_text.END}\n")
     assert main(["findings", "--in", str(lemma8_findings), "--readme", str(page), "--headline", str(readme)]) == 0
     text = readme.read_text()
-    assert text.startswith("intro\n") and text.endswith("quick start\n") and "stale lines" not in text
-    assert "- 1 of 1 variants held" in text and "the closest call is lemma8 `as-stated` at 0.5" in text
-    assert "[all findings](docs/results/findings.md)" in text and "| lemma8 | as-stated * |" in page.read_text()
+    assert text.startswith("intro\n")
+    assert text.endswith("quick start\n")
+    assert "stale lines" not in text
+    assert "- 1 of 1 variants held" in text
+    assert "the closest call is lemma8 `as-stated` at 0.5" in text
+    assert "[all findings](docs/results/findings.md)" in text
+    assert "| lemma8 | as-stated * |" in page.read_text()
 
 
 @pytest.mark.lemma8
@@ -91,7 +100,8 @@ def test_a_ratio_stored_as_a_string_is_shown_as_stored() -> None:
     ]}
     text = findings_text.render(data)
     assert "(ratio inf, decided at 40 digits" in text
-    assert "| lemma8 |" not in text and "Not measured (not counted as held): lemma8 `as-stated`." in text
+    assert "| lemma8 |" not in text
+    assert "Not measured (not counted as held): lemma8 `as-stated`." in text
 
 
 @pytest.mark.lemma8
@@ -121,7 +131,8 @@ def test_each_variant_shows_its_certified_verdict_and_backend(lemma8_findings: P
     """check certifies the worst instance of every variant with an enclosure; the text says how."""
     data = json.loads(lemma8_findings.read_text())
     (entry,) = data["findings"]
-    assert entry["certified_outcome"] in ("holds", "undecided") and entry["certified_backend"] in ("arb", "mpmath")
+    assert entry["certified_outcome"] in ("holds", "undecided")
+    assert entry["certified_backend"] in ("arb", "mpmath")
     assert entry["interval"]["backend"] == entry["certified_backend"]
     text = findings_text.render(data)
     assert f"| {entry['certified_outcome']} ({entry['certified_backend']}) |" in text

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_script():
     spec = importlib.util.spec_from_file_location("gpu_figure8", ROOT / "benchmarks" / "gpu_figure8.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -30,9 +31,11 @@ def test_the_gpu_script_writes_what_the_report_reads(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert load_script().main(["--tiny", "--out", str(out), "--data", str(data), "--device", "cpu"]) == 0
     summary = json.loads((out / "gpu-figure8.json").read_text())
-    assert summary["tiny"] and summary["edge_popup_over_dense"] > 0
+    assert summary["tiny"]
+    assert summary["edge_popup_over_dense"] > 0
     fig8 = json.loads((out / "fig8-cpu-xs" / "results.json").read_text())
-    assert fig8["figure"] == "fig8" and len(fig8["runs"]) == 2
+    assert fig8["figure"] == "fig8"
+    assert len(fig8["runs"]) == 2
     from sltcheck.report import page
 
     assert page.load_inputs([str(out / "fig8-cpu-xs")])["lm"][0]["figure"] == "fig8"

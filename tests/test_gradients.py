@@ -231,7 +231,8 @@ def test_search_with_autograd_is_admissible_and_reproducible(statement: str) -> 
     second = search_worst_case(statement, variant, profile=SMALL, seed=2)
     assert first.gradients == gradients.AUTOGRAD
     assert not violations(statement, first.instance)
-    assert first.ratio == second.ratio and first.float_ratio == second.float_ratio
+    assert first.ratio == second.ratio
+    assert first.float_ratio == second.float_ratio
 
 
 @pytest.mark.lemma12

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_script():
     spec = importlib.util.spec_from_file_location("independent_search", ROOT / "benchmarks" / "independent_search.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
@@ -49,11 +50,12 @@ def test_it_finds_lemma13_as_stated_false_in_the_smallest_shape() -> None:
     shape = [s for s in script.shapes("lemma13", 0) if s["T"] == 4 and s["mask"] == "full"
              and s["d1"] == s["H"] == s["dK"] == s["dV"] == s["L"] == 1]
     module = script.load("lemma13")
-    ratio, u, _ = script.search_shape(module, module.VARIANTS["as-stated"], script.FAMILIES["lemma13"].decode,
-                                      shape[0], 1500, 0)
+    _, u, _ = script.search_shape(module, module.VARIANTS["as-stated"], script.FAMILIES["lemma13"].decode,
+                                  shape[0], 1500, 0)
     instance = script.FAMILIES["lemma13"].decode(shape[0], script.Cursor(u))
     verdict = script.decide("lemma13", module, module.VARIANTS["as-stated"], instance)
-    assert verdict["admissible"] and verdict["violated"], verdict
+    assert verdict["admissible"], verdict
+    assert verdict["violated"], verdict
     assert verdict["ratio"] > 1.02
 
 

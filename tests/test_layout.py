@@ -33,7 +33,8 @@ def _paper_order(name: str) -> tuple[int, int]:
 
 def test_statements_are_discovered_in_the_papers_order():
     folders = sorted(_folders(), key=_paper_order)
-    assert len(folders) >= 10 and folders[0] == "lemma2"  # the folders were found
+    assert len(folders) >= 10  # the folders were found
+    assert folders[0] == "lemma2"
     assert STATEMENT_MODULES == tuple(folders)
     assert tuple(parts("instances")) == STATEMENT_MODULES  # every statement has its instances
     assert set(worst_case.statements()) == set(_folders("worst_case.py"))
@@ -73,9 +74,11 @@ def test_importing_the_solvers_compiles_nothing():
 
 def test_python_minus_m_sltcheck_is_the_command_line():
     done = subprocess.run([sys.executable, "-m", "sltcheck", "--help"], capture_output=True, text=True)
-    assert done.returncode == 0 and done.stdout.startswith("usage: sltcheck"), done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: sltcheck"), done.stderr[-2000:]
     bad = subprocess.run([sys.executable, "-m", "sltcheck", "widths"], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("sltcheck: error: --eps, --heads and --d1 are required")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("sltcheck: error: --eps, --heads and --d1 are required")
 
 
 def test_tests_import_the_installed_package_not_the_checkout():

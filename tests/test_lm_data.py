@@ -64,19 +64,24 @@ def test_load_tokenise_pack_and_cache(tmp_path_factory: pytest.TempPathFactory) 
     (data_dir / "valid.txt").write_text(synthetic_text(5_000, seed=1))
     cache = tmp_path_factory.mktemp("cache")
     data = load_wikitext(data_dir, 32, vocab_size=300, cache_dir=cache)
-    assert data.info["train_split"] == "train" and data.info["val_split"] == "valid"
-    assert data.vocab_size <= 300 and data.train.shape[1] == 32
-    assert data.train.dtype == torch.int64 and int(data.train.max()) < data.vocab_size
+    assert data.info["train_split"] == "train"
+    assert data.info["val_split"] == "valid"
+    assert data.vocab_size <= 300
+    assert data.train.shape[1] == 32
+    assert data.train.dtype == torch.int64
+    assert int(data.train.max()) < data.vocab_size
     assert len(list((cache / "tokenizers").glob("*.json"))) == 1
     again = load_wikitext(data_dir, 32, vocab_size=300, cache_dir=cache)
-    assert torch.equal(again.train, data.train) and torch.equal(again.val, data.val)
+    assert torch.equal(again.train, data.train)
+    assert torch.equal(again.val, data.val)
 
 
 def test_real_or_generated_wikitext_loads(tmp_path_factory: pytest.TempPathFactory) -> None:
     data = load_wikitext(wikitext_dir(tmp_path_factory), 128, vocab_size=512,
                          cache_dir=tmp_path_factory.mktemp("cache"))
     assert (data.info["train_split"], data.info["val_split"]) == ("valid", "test")
-    assert len(data.train) > 50 and len(data.val) > 20
+    assert len(data.train) > 50
+    assert len(data.val) > 20
 
 
 def test_gpt2_tokenizer_from_local_files(tmp_path: Path) -> None:
@@ -89,18 +94,19 @@ def test_gpt2_tokenizer_from_local_files(tmp_path: Path) -> None:
     (tmp_path / "valid.txt").write_text(synthetic_text(3000, 2))
     data = load_wikitext(tmp_path, 16, tokenizer_path=tmp_path, cache_dir=tmp_path / "c")
     assert data.vocab_size == bpe.get_vocab_size()
-    with pytest.raises(ValueError, match="tokenizer_path must be a folder with vocab.json"):
+    with pytest.raises(ValueError, match=r"tokenizer_path must be a folder with vocab\.json"):
         load_wikitext(tmp_path, 16, tokenizer_path=tmp_path / "c")
 
 
 def test_pack_and_batches_are_deterministic() -> None:
     blocks = pack_blocks(np.arange(103, dtype=np.uint16), 10)
-    assert blocks.shape == (10, 10) and int(blocks[3, 0]) == 30
+    assert blocks.shape == (10, 10)
+    assert int(blocks[3, 0]) == 30
     stream = BatchStream(blocks, 4, seed=7)
     first = [stream.batch(i) for i in range(6)]  # crosses passes over the 10 blocks
     again = BatchStream(blocks, 4, seed=7)
     assert all(torch.equal(again.batch(i), first[i]) for i in reversed(range(6)))
-    seen = torch.cat(first[:2] + [first[2][:2]])[:, 0].tolist()
+    seen = torch.cat([*first[:2], first[2][:2]])[:, 0].tolist()
     assert sorted(seen) == list(range(0, 100, 10))  # one pass visits every block once
     assert len(validation_subset(blocks, 3)) == 3
     with pytest.raises(ValueError, match="block_size must be at most"):

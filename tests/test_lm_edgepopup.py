@@ -85,17 +85,20 @@ def test_gradients_reach_scores_never_frozen_weights() -> None:
     ids = torch.randint(0, MICRO.vocab_size, (3, MICRO.block_size))
     lm_loss(model(ids), ids).backward()
     for p in model.model.parameters():
-        assert not p.requires_grad and p.grad is None
+        assert not p.requires_grad
+        assert p.grad is None
     assert [p for p in model.parameters() if p.requires_grad] == model.trainable_parameters()
     for name in model.masked_names:
         grad = model.scores[name.replace(".", "__")].grad
-        assert grad is not None and torch.count_nonzero(grad) > 0, name
+        assert grad is not None, name
+        assert torch.count_nonzero(grad) > 0, name
 
 
 def test_score_init_is_kaiming_uniform() -> None:
     s = init_scores((256, 64), fan_in=256, generator=torch.Generator().manual_seed(0))
     bound = 1 / math.sqrt(256)
-    assert s.abs().max() <= bound and s.abs().max() > 0.99 * bound
+    assert s.abs().max() <= bound
+    assert s.abs().max() > 0.99 * bound
     ref = torch.empty(256, 64)
     # kaiming_uniform_(a=sqrt(5)) on an (out, in) tensor with in = 256 has the same bound
     torch.nn.init.kaiming_uniform_(ref.T, a=math.sqrt(5))

@@ -59,7 +59,8 @@ def test_theory_scale_and_presets() -> None:
     assert theory_scale(64) == pytest.approx(2.8284, abs=1e-4)
     assert get_preset("cpu-tiny").head_dim == 32
     assert (PRESETS["gpt2-mini"].n_layer, PRESETS["gpt2-mini"].n_embd) == (4, 512)
-    assert PRESETS["gpt2-small"].n_head == 12 and PRESETS["gpt2-medium"].n_layer == 24
+    assert PRESETS["gpt2-small"].n_head == 12
+    assert PRESETS["gpt2-medium"].n_layer == 24
     assert PRESETS["gpt2-medium"].theory_scale == pytest.approx(64**0.25)
 
 

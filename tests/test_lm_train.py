@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -54,7 +55,7 @@ def test_lr_schedule_warmup_then_cosine() -> None:
     assert lr_factor(10, cfg) == pytest.approx(1.0)
     assert lr_factor(49, cfg) == pytest.approx(0.1)
     values = [lr_factor(s, cfg) for s in range(10, 50)]
-    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(values))
 
 
 @pytest.mark.parametrize("mode", ["edge-popup", "dense"])
@@ -66,17 +67,20 @@ def test_resume_after_interruption_matches_uninterrupted(
     # interrupted mid-epoch (step 6 of 12), then again at an epoch end, then resumed
     assert train_run(spec, data, tmp_path / "b", stop_after_steps=6, progress=False) is None
     first = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)
-    assert first["data_position"] == 6 and len(first["history"]) == 1
+    assert first["data_position"] == 6
+    assert len(first["history"]) == 1
     assert train_run(spec, data, tmp_path / "b", stop_after_steps=8, progress=False) is None
     resumed = train_run(spec, data, tmp_path / "b", progress=False, keep_checkpoint=True)
-    assert straight is not None and resumed is not None
+    assert straight is not None
+    assert resumed is not None
     for key in ("best_val_loss", "final_val_loss", "history", "steps", "nonzero_params"):
         assert resumed[key] == straight[key], key
     a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["trainable"]
     b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["trainable"]
     assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     assert straight["best_val_loss"] == min(h["val_loss"] for h in straight["history"])
-    assert len(straight["history"]) == 3 and straight["steps"] == 12
+    assert len(straight["history"]) == 3
+    assert straight["steps"] == 12
 
 
 def test_edge_popup_training_lowers_loss_and_keeps_weights(data: LMData, tmp_path: Path) -> None:
@@ -88,7 +92,7 @@ def test_edge_popup_training_lowers_loss_and_keeps_weights(data: LMData, tmp_pat
     # 5.6707, 5.6673 over the three epochs (ln 300 = 5.704 is the uniform predictor's); require
     # each epoch to lower it and the whole run by a third of the measured drop of 0.016.
     losses = [h["val_loss"] for h in result["history"]]
-    assert all(later < earlier for earlier, later in zip(losses, losses[1:], strict=False)), losses
+    assert all(later < earlier for earlier, later in itertools.pairwise(losses)), losses
     assert losses[0] - losses[-1] > 5e-3, losses
     # 4 masked tensors, each keeping round(0.3 * numel)
     assert abs(result["kept_params"] - 0.3 * result["masked_params"]) <= 4 * 0.5
@@ -126,11 +130,13 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     assert on_disk == json.loads(json.dumps(doc))
     assert set(on_disk) == {"schema_version", "figure", "preset", "config", "runs", "summary",
                             "versions", "complete", "missing"}
-    assert on_disk["complete"] and on_disk["missing"] == []
+    assert on_disk["complete"]
+    assert on_disk["missing"] == []
     run_keys = {"scale", "keep_fraction", "seed", "best_val_loss", "final_val_loss",
                 "nonzero_params", "steps", "seconds"}
     assert all(run_keys <= set(r) for r in on_disk["runs"])
-    assert len(on_disk["summary"]) == 2 and on_disk["summary"][0]["n_seeds"] == 2
+    assert len(on_disk["summary"]) == 2
+    assert on_disk["summary"][0]["n_seeds"] == 2
     assert on_disk["summary"][0]["best_val_loss_std"] is not None
 
     def boom(*args, **kwargs):
@@ -140,11 +146,13 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     assert run_sweep(sweep, data, tmp_path, progress=False)["runs"] == doc["runs"]
     # a sweep with more seeds than finished: collect_only trains nothing and says it is partial
     partial = run_sweep(replace(sweep, seeds=(0, 1, 2)), data, tmp_path, progress=False, collect_only=True)
-    assert not partial["complete"] and len(partial["runs"]) == 4
+    assert not partial["complete"]
+    assert len(partial["runs"]) == 4
     assert sorted(partial["missing"]) == sorted(p.run_id(2) for p in points)
     # a later command on one scale still reports every run the directory holds (nothing finished is dropped)
     later = run_sweep(replace(sweep, points=(points[1],), seeds=(0,)), data, tmp_path, progress=False)
-    assert later["complete"] and sorted(r["run_id"] for r in later["runs"]) == sorted(r["run_id"] for r in doc["runs"])
+    assert later["complete"]
+    assert sorted(r["run_id"] for r in later["runs"]) == sorted(r["run_id"] for r in doc["runs"])
     # the directory is bound to its model and training: another learning rate is refused, naming it
     with pytest.raises(StoredResultError, match=r"different configuration: .*lr"):  # one line from the CLI
         run_sweep(replace(sweep, train=replace(train, lr=0.5)), data, tmp_path, progress=False)
@@ -158,9 +166,11 @@ def test_a_diverged_run_is_stored_as_strict_json_and_summarised_again(tmp_path: 
                                                                                      (1, 5.0, 5.5))]
     write_json(tmp_path / "results.json", {"runs": runs, "summary": summarize(runs)})
     stored = read_json(tmp_path / "results.json")  # strict: Infinity or NaN would be refused here
-    assert stored["runs"][0]["best_val_loss"] == "inf" and stored["runs"][0]["final_val_loss"] == "nan"
+    assert stored["runs"][0]["best_val_loss"] == "inf"
+    assert stored["runs"][0]["final_val_loss"] == "nan"
     (row,) = summarize(stored["runs"])
-    assert row["best_val_loss_mean"] == math.inf and math.isnan(row["final_val_loss_mean"])
+    assert row["best_val_loss_mean"] == math.inf
+    assert math.isnan(row["final_val_loss_mean"])
 
 
 def test_fig7_points_include_both_scales_and_dense() -> None:
@@ -185,7 +195,8 @@ def test_fig7_combines_one_sweep_per_size(data: LMData, tmp_path: Path) -> None:
         sweep = SweepConfig("fig7", size, model, train, tuple(fig7_size_points(model.head_dim)), (0,))
         documents[size] = run_sweep(sweep, data, tmp_path / size, progress=False, log=lambda _: None)
     combined = json.loads(json.dumps(combine_sizes(documents)))
-    assert combined["figure"] == "fig7" and combined["config"]["sizes"] == ["narrow", "wide"]
+    assert combined["figure"] == "fig7"
+    assert combined["config"]["sizes"] == ["narrow", "wide"]
     series = {(e["size"], e["series"]) for e in combined["summary"]}
     assert series == {(size, label) for size in ("narrow", "wide")
                       for label in ("s = 1", "s = n_K^(1/4)", "dense (trained)")}
@@ -207,7 +218,8 @@ def test_dense_and_edge_popup_runs_of_one_sweep_train_at_their_own_learning_rate
     doc = json.loads(json.dumps(run_sweep(sweep, data, tmp_path, progress=False, log=lambda _: None)))
     recorded = {run["mode"]: (run["lr"], run["min_lr"], run["weight_decay"]) for run in doc["runs"]}
     assert recorded == {"edge-popup": (3e-2, 3e-3, 0.0), "dense": (1e-3, 1e-4, 0.01)}
-    assert doc["config"]["train"]["lr"] == 3e-2 and doc["config"]["dense_train"]["lr"] == 1e-3
+    assert doc["config"]["train"]["lr"] == 3e-2
+    assert doc["config"]["dense_train"]["lr"] == 1e-3
     # the directory is bound to both modes' training: another dense lr is refused, naming it
     with pytest.raises(StoredResultError, match=r"different configuration: .*dense.train"):
         run_sweep(replace(sweep, dense_train=replace(dense_train, lr=1e-4)), data, tmp_path, progress=False)
@@ -220,7 +232,8 @@ def test_dense_and_edge_popup_runs_of_one_sweep_train_at_their_own_learning_rate
     ("cpu-learn", 3e-2, CPU_DENSE_LR),
 ])
 def test_presets_set_each_modes_learning_rate(preset: str, edge_lr: float, dense_lr: float) -> None:
-    assert default_train(preset).lr == edge_lr and default_train(preset, "dense").lr == dense_lr
+    assert default_train(preset).lr == edge_lr
+    assert default_train(preset, "dense").lr == dense_lr
     assert default_train(preset, "dense").total_steps == default_train(preset).total_steps
 
 
@@ -254,4 +267,6 @@ def test_cli_registers_and_rejects_bad_preset(tmp_path: Path, capsys: pytest.Cap
         with pytest.raises(SystemExit):
             cli.parser.parse_args(argv)
         err = capsys.readouterr().err
-        assert err.startswith("sltcheck: error: ") and fragment in err and err.count("\n") == 1, err
+        assert err.startswith("sltcheck: error: "), err
+        assert fragment in err, err
+        assert err.count("\n") == 1, err

@@ -16,7 +16,8 @@ def noisy_zero(work: int) -> tuple[list[mpmath.mpf], None]:
 
 def test_noise_below_the_floor_is_undecided_not_violated() -> None:
     verdict = decide(mpmath.mpf("3.9e-76"), 0, 40, floor=1e-30)
-    assert verdict.undecided and not verdict.violated
+    assert verdict.undecided
+    assert not verdict.violated
 
 
 def test_a_gap_above_the_floor_is_still_decided() -> None:
@@ -26,7 +27,8 @@ def test_a_gap_above_the_floor_is_still_decided() -> None:
 
 def test_exact_zeros_hold() -> None:
     verdict = decide(0, 0, 40, floor=1e-30)
-    assert verdict.holds and not verdict.undecided
+    assert verdict.holds
+    assert not verdict.undecided
 
 
 def test_without_a_floor_noise_never_settles() -> None:
@@ -36,11 +38,13 @@ def test_without_a_floor_noise_never_settles() -> None:
 
 def test_with_a_floor_noise_settles() -> None:
     values, _, work = stable(noisy_zero, 30, floor=1e-35)
-    assert abs(values[0]) <= 1e-35 and work > 30
+    assert abs(values[0]) <= 1e-35
+    assert work > 30
 
 
 def test_a_tie_at_the_floor_is_no_ratio() -> None:
     """Noise of exact zeros is not a measurement: its ratio is 0, never a worst case."""
     verdict = decide(mpmath.mpf("3.9e-76"), 0, 40, floor=1e-30)
-    assert verdict.at_floor and verdict.ratio == 0.0
+    assert verdict.at_floor
+    assert verdict.ratio == 0.0
     assert not decide(mpmath.mpf("1e-20"), 0, 40, floor=1e-30).at_floor

@@ -28,7 +28,8 @@ def test_frequency_verdicts(setting: Setting, groups: dict, expected: str) -> No
     if expected == "refuted":
         assert row["verdict"] == "refuted"
     else:
-        assert row["verdict"] != "refuted" and row["successes"] >= 10
+        assert row["verdict"] != "refuted"
+        assert row["successes"] >= 10
 
 
 @pytest.mark.lemma2
@@ -64,7 +65,8 @@ def test_prescribed_widths_follow_the_width_calculator() -> None:
 def test_lemma7_smallest_width_is_monotone_in_eps() -> None:
     loose = probability.smallest_width(Setting("lemma7", 0.5, 1, 1), trials=200)
     tight = probability.smallest_width(Setting("lemma7", 0.1, 1, 1), trials=200)
-    assert loose["n_prime"] is not None and tight["n_prime"] is not None
+    assert loose["n_prime"] is not None
+    assert tight["n_prime"] is not None
     assert loose["n_prime_low"] <= loose["n_prime"] < tight["n_prime"]
 
 
@@ -133,10 +135,14 @@ def test_check_writes_the_probability_halves_and_the_report_shows_them(tmp_path,
     out = tmp_path / "run"
     assert main(["check", "--only", "lemma8", "--probability", "--no-mutants", "--no-search", "--out", str(out)]) == 0
     data = json.loads((out / "findings.json").read_text())
-    assert data["complete"] and "probability" in data["done"]
+    assert data["complete"]
+    assert "probability" in data["done"]
     halves = data["probability"]
     assert {"allocation", "frequencies", "width_slack", "C_trend"} <= set(halves)
-    assert [r["C"] for r in halves["frequencies"]][0] == 1.0 and len(halves["frequencies"]) == 2
+    assert halves["frequencies"][0]["C"] == 1.0
+    assert len(halves["frequencies"]) == 2
     inputs = {"findings": [data], "synthetic": [], "lm": []}
     html = page.render(page.build(inputs))
-    assert "Probability statements" in html and "16/32" in html and "Width slack" in html
+    assert "Probability statements" in html
+    assert "16/32" in html
+    assert "Width slack" in html

@@ -60,7 +60,8 @@ def test_hypothesis_private_shrink_limit_is_left_alone() -> None:
 
     from sltcheck.harness import mutants
 
-    assert not hasattr(mutants, "MAX_SHRINKS") and engine.MAX_SHRINKS == 500  # Hypothesis's own default
+    assert not hasattr(mutants, "MAX_SHRINKS")
+    assert engine.MAX_SHRINKS == 500  # Hypothesis's own default
 
 
 STARVED = '''
@@ -150,7 +151,9 @@ def test_check_variants_decides_each_variant_and_fails_on_the_false_one() -> Non
     with pytest.raises(AssertionError, match=r"lemma13 \(as-stated\) violated"):
         once()
     proven, stated = recorder.records[("lemma13", "as-proven")], recorder.records[("lemma13", "as-stated")]
-    assert proven.worst_verdict is not None and not proven.worst_verdict.violated
-    assert stated.worst_verdict is not None and stated.worst_verdict.violated
+    assert proven.worst_verdict is not None
+    assert not proven.worst_verdict.violated
+    assert stated.worst_verdict is not None
+    assert stated.worst_verdict.violated
     assert proven.worst_verdict.measured == stated.worst_verdict.measured
     assert stated.worst_ratio == evaluate("lemma13", "as-stated", instance).ratio

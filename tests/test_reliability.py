@@ -49,7 +49,8 @@ def tiny_config(**overrides: Any) -> synthetic.SweepConfig:
 
 def error_line(capsys: pytest.CaptureFixture[str]) -> str:
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("sltcheck: error: "), lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("sltcheck: error: "), lines
     return lines[0]
 
 
@@ -132,7 +133,8 @@ def test_every_row_carries_the_fingerprint_so_a_deleted_config_cannot_relabel_re
         RunDirectory(tmp_path, {"seed": 1})
     assert not (tmp_path / "config.json").exists()  # nothing written by the refused run
     with RunDirectory(tmp_path, {"seed": 0}) as run:  # the right options resume it
-        assert run.done() == {"a"} and run.fingerprint == fingerprint
+        assert run.done() == {"a"}
+        assert run.fingerprint == fingerprint
     assert read_json(tmp_path / "config.json")["fingerprint"] == fingerprint
 
 
@@ -150,7 +152,7 @@ def test_config_is_created_exclusively(tmp_path: Path) -> None:
 REPRO, CHECK = ["repro", "fig4", "--no-progress"], ["check", "--only", "lemma8"]
 
 
-@pytest.mark.parametrize("command, options, fragment", [
+@pytest.mark.parametrize(("command", "options", "fragment"), [
     (REPRO, ["--solver", "foo"], "--solver: must be one of"),
     (REPRO, ["--init", "foo"], "--init: must be one of"),
     (REPRO, ["--sources", "0"], "--sources: must be an integer from 1"),
@@ -185,7 +187,8 @@ def test_check_counts_a_repeated_statement_once(tmp_path: Path) -> None:
     assert main(["check", "--only", "lemma8", "lemma8", "--no-search", "--no-mutants", "--out", str(tmp_path)]) == 0
     data = load(tmp_path / "findings.json", FindingsFile, "findings")
     assert [(f["statement"], f["variant"]) for f in data["findings"]] == [("lemma8", "as-stated")]
-    assert data["schema_version"] == SCHEMA_VERSION and data["complete"]
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["complete"]
 
 
 def _killed_check(out: Path, rng: random.Random) -> None:
@@ -216,7 +219,8 @@ def test_check_killed_at_a_random_point_resumes_to_the_same_findings(quick_findi
         assert main(["report", "--in", str(out), "--out", str(tmp_path / "r.html")]) == 0
         assert "PARTIAL" in capsys.readouterr().out
         report = read_json(tmp_path / "r.json")
-        assert report["notes"] and "never ran" in report["notes"][0]
+        assert report["notes"]
+        assert "never ran" in report["notes"][0]
     assert main([*QUICK_CHECK, "--out", str(out)]) == 0
     resumed = read_json(out / "findings.json")
     assert without_timing(resumed) == without_timing(read_json(quick_findings))
@@ -228,7 +232,8 @@ def test_report_counts_each_input_once_and_rejects_unknown_files(quick_findings:
     assert main(["report", "--in", run, run, str(quick_findings), "--out", str(tmp_path / "r.html")]) == 0
     report = read_json(tmp_path / "r.json")
     assert report["glance"]["statements_checked"] == 3  # lemma8 (1 variant) + lemma5 (2), once each
-    assert report["schema_version"] == SCHEMA_VERSION and report["notes"] == []
+    assert report["schema_version"] == SCHEMA_VERSION
+    assert report["notes"] == []
     wrong = tmp_path / "mine.json"
     wrong.write_text("{}")
     assert main(["report", "--in", str(wrong)]) == 2
@@ -290,7 +295,7 @@ def test_bench_with_nothing_to_run_is_an_error(capsys: pytest.CaptureFixture[str
 # --- 6. one line, exit 2, nothing computed ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content, fragment", [
+@pytest.mark.parametrize(("content", "fragment"), [
     (None, "does not exist"),
     ("", "is empty"),
     ('{"schema_version": 1, "findings": [', "not valid JSON"),
@@ -317,7 +322,7 @@ def test_replay_of_a_wrong_shaped_entry_is_one_line(quick_findings: Path, tmp_pa
     assert "findings[0].worst_ratio" in error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["check", "--only", "nosuch"], "--only: must be one of lemma2"),
     (["bench", "solvers", "--problems", "0"], "--problems: must be an integer from 1"),
     (["widths", "--eps", "0.01", "--heads", "2", "--d1", "4", "--blocks", "100000000"], "--blocks: must be"),
@@ -336,7 +341,7 @@ def test_an_unreadable_findings_json_is_kept_and_refused(tmp_path: Path, capsys:
     assert legacy.read_bytes() == before
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["repro", "fig4", "--workers", "100000"], "from 1 to 1024"),
     (["bench", "solvers", "--sizes", "8,100000000"], "an integer from 1 to 10000"),
     (["calibrate", "--trials", "1000000000"], "--trials: must be an integer from 1 to 10000000"),
@@ -368,7 +373,7 @@ def test_corrupted_store_and_config_are_one_line(tmp_path: Path, capsys: pytest.
     assert "older sltcheck" in error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, work", [
+@pytest.mark.parametrize(("argv", "work"), [
     (["check", "--only", "lemma8", "--out", "{file}"], "sltcheck.checking.check_variant"),
     (["check", "--only", "lemma8", "--out", "{file}/sub"], "sltcheck.checking.check_variant"),
     (["repro", "fig4", "--sources", "1", "--out", "{file}"], "sltcheck.repro.synthetic.build_targets"),
@@ -509,7 +514,7 @@ def test_missing_lm_data_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_json_files_are_strict_and_validated(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant: nan"):
         write_json_atomic(tmp_path / "x.json", {"ratio": float("nan")})
     assert not list(tmp_path.iterdir())  # no partial or temporary file left
     with pytest.raises(StoredResultError, match=r"file.findings\[0\] must be an object"):
@@ -525,7 +530,8 @@ def test_same_seed_same_bytes_except_timing(quick_findings: Path, tmp_path: Path
         first, second = (read_json(tmp_path / name / file) for name in ("a", "b"))
         assert without_timing(first) == without_timing(second)
     summary = read_json(tmp_path / "a" / "summary.json")
-    assert summary["schema_version"] == SCHEMA_VERSION and summary["complete"]
+    assert summary["schema_version"] == SCHEMA_VERSION
+    assert summary["complete"]
 
 
 _SWEEP = """
@@ -600,11 +606,15 @@ def test_bench_solvers_rewrites_the_readme_section_with_command_date_and_load(tm
             "--readme", str(readme)]
     assert main(argv) == 0
     text = readme.read_text()
-    assert "old numbers" not in text and text.endswith(f"{README_END}\nafter\n")
+    assert "old numbers" not in text
+    assert text.endswith(f"{README_END}\nafter\n")
     assert "Generated by `sltcheck bench solvers --sizes 4 --problems 1 --seed 0 --solvers mitm" in text
-    assert "load average" in text and " UTC, " in text and "      4 mitm" in text
+    assert "load average" in text
+    assert " UTC, " in text
+    assert "      4 mitm" in text
     readme.write_text("no markers\n")
-    assert main(argv) == 2 and readme.read_text() == "no markers\n"
+    assert main(argv) == 2
+    assert readme.read_text() == "no markers\n"
 
 
 def test_bench_solvers_xavier_counts_every_certificate_and_region(tmp_path: Path) -> None:
@@ -620,16 +630,23 @@ def test_bench_solvers_xavier_counts_every_certificate_and_region(tmp_path: Path
             solvers, "--no-memory", "--out", str(tmp_path / "b.json"), "--readme", str(readme)]
     assert main(argv) == 0
     report = _strict((tmp_path / "b.json").read_text())
-    assert report["distribution"] == "xavier" and "Xavier" in report["instances"] and report["max_rss_mb"] > 0
+    assert report["distribution"] == "xavier"
+    assert "Xavier" in report["instances"]
+    assert report["max_rss_mb"] > 0
     for row in report["results"]:
-        assert set(row["certificates"]) == set(CERTIFICATES) and row["regions"] == ["inside", "near", "beyond"]
+        assert set(row["certificates"]) == set(CERTIFICATES)
+        assert row["regions"] == ["inside", "near", "beyond"]
         if row["solver"] == "exact":
-            assert row["certificates"]["none"] == row["certificates"]["gap"] == 0 and row["worse_than_exact"] == 0
+            assert row["certificates"]["none"] == row["certificates"]["gap"] == 0
+            assert row["worse_than_exact"] == 0
     text = readme.read_text()
-    assert "\nuniform\n" in text and "stale numbers" not in text and "--distribution xavier --sizes 16,20" in text
+    assert "\nuniform\n" in text
+    assert "stale numbers" not in text
+    assert "--distribution xavier --sizes 16,20" in text
     if "gurobi" in solvers:
         ratios = report["over_gurobi"]["exact"]["16"]
-        assert ratios["problems"] == 3 and ratios["error_not_worse"] == 3
+        assert ratios["problems"] == 3
+        assert ratios["error_not_worse"] == 3
         assert set(ratios["median_of_ratios_by_region"]) <= {"inside", "near", "beyond"}
 
 
@@ -638,10 +655,11 @@ def test_widths_json_is_strict_where_a_log_argument_overflows(capsys: pytest.Cap
             "--layers", "100", "--json"]
     assert main(argv) == 0
     data = _strict(capsys.readouterr().out)
-    assert data["schema_version"] == SCHEMA_VERSION and "inf" in json.dumps(data)
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert "inf" in json.dumps(data)
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (["widths"], "--eps, --heads and --d1 are required"),
     (["widths", "--eps", "2", "--heads", "1", "--d1", "1"], "--eps: must be a number > 0 and < 1"),
     (["widths", "--eps", "0.1", "--heads", "1", "--d1", "4", "--alpha", "1"], "alpha must be a finite number >= "),
@@ -674,7 +692,8 @@ def test_bench_lm_step_out_carries_the_schema_version(tmp_path: Path, monkeypatc
     out = tmp_path / "step.json"
     assert main(["bench", "lm-step", "--preset", "cpu-tiny", "--out", str(out)]) == 0
     data = _strict(out.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION and data["timing"] == "inf"
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["timing"] == "inf"
 
 
 # --- issue 34: results nobody can quietly change -------------------------------------------------------------
@@ -697,7 +716,7 @@ def _set(*path: Any, value: Any) -> Any:
     return edit
 
 
-@pytest.mark.parametrize("edit, fields", [
+@pytest.mark.parametrize(("edit", "fields"), [
     (lambda d: (_set("findings", 0, "worst_ratio", value=0.1)(d),
                 _set("findings", 0, "verdict", "ratio", value=0.1)(d)), ["worst_ratio", "verdict.ratio", "ratios"]),
     (_set("findings", 0, "verdict", "measured", value="1e5"), ["verdict.measured"]),
@@ -721,7 +740,8 @@ def test_replay_re_decides_every_recorded_number(quick_findings: Path, tmp_path:
     for field in fields:
         assert f"findings[0] {entry['statement']} [{entry['variant']}] {field}:" in output, output
     assert f"{entry['statement']} [{entry['variant']}] differs from its record in" in output
-    assert "digest" not in output and "findings[1]" not in output  # the untouched entries replay as recorded
+    assert "digest" not in output  # the untouched entries replay as recorded
+    assert "findings[1]" not in output
 
 
 def test_report_findings_and_replay_refuse_a_findings_file_changed_by_hand(quick_findings: Path, tmp_path: Path,
@@ -774,7 +794,8 @@ def test_certify_adds_to_findings_only_while_its_check_is_not_running(quick_find
     with DirectoryLock(run):  # the check is running
         assert _certified(out, 2, "--findings", str(findings)) == 2
         assert "the check that writes it is still running" in error_line(capsys)
-    assert findings.read_bytes() == before and not out.exists()  # refused before any box was enclosed
+    assert findings.read_bytes() == before  # refused before any box was enclosed
+    assert not out.exists()
     held: list[DirectoryLock] = []
     real = certify_run.certify_family
 
@@ -784,13 +805,15 @@ def test_certify_adds_to_findings_only_while_its_check_is_not_running(quick_find
 
     monkeypatch.setattr(certify_run, "certify_family", check_starts_meanwhile)
     assert _certified(out, 2, "--findings", str(findings)) == 2
-    assert "its check started meanwhile" in error_line(capsys) and (out / "certified.json").exists()
+    assert "its check started meanwhile" in error_line(capsys)
+    assert (out / "certified.json").exists()
     held[0].release()
     monkeypatch.setattr(certify_run, "certify_family", real)
     assert findings.read_bytes() == before
     assert _certified(out, 2, "--findings", str(findings)) == 0  # resumes at once, adds the results
     added = read_json(findings)
-    assert seal_state(added) == "sealed" and [e["key"] for e in added[KEY]["families"]] == ["lemma8/d1-T3/as-stated"]
+    assert seal_state(added) == "sealed"
+    assert [e["key"] for e in added[KEY]["families"]] == ["lemma8/d1-T3/as-stated"]
     assert main(["certify", "--only", "lemma5", "--family", "d1-T2", "--no-search", "--quiet", "--rounds", "2",
                  "--out", str(tmp_path / "other"), "--findings", str(findings)]) == 0
     keys = [e["key"] for e in read_json(findings)[KEY]["families"]]
@@ -821,11 +844,14 @@ def test_a_check_and_a_certify_on_one_findings_file_lose_nothing(tmp_path: Path)
     assert "Traceback" not in done.stderr, done.stderr
     certify_status, check_status = (int(v) for v in done.stdout.splitlines()[-1].split()[1:])
     final = read_json(tmp_path / "check" / "findings.json")
-    assert check_status == 0 and final["complete"] and seal_state(final) == "sealed"
+    assert check_status == 0
+    assert final["complete"]
+    assert seal_state(final) == "sealed"
     if certify_status == 0:
         assert "certified_over_family" in final
     else:
-        assert certify_status == 2 and "still running" in done.stderr
+        assert certify_status == 2
+        assert "still running" in done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -837,7 +863,7 @@ def certified_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.parametrize("damage, fragment", [
+@pytest.mark.parametrize(("damage", "fragment"), [
     ("DELETE FROM box", "accounts for 0.0 of its volume"),
     ("DROP TABLE box", "accounts for 0.0 of its volume"),
     ("DELETE FROM box WHERE seq = (SELECT MAX(seq) FROM box)", "of its volume, not all of it"),
@@ -860,7 +886,8 @@ def test_a_resumed_proof_refuses_a_store_edited_by_hand(certified_run: Path, tmp
     before = (out / "certified.json").read_bytes()
     assert _certified(out, 4) == 2
     line = error_line(capsys)
-    assert fragment in line and str(out / "boxes.sqlite") in line
+    assert fragment in line
+    assert str(out / "boxes.sqlite") in line
     assert "DROP TABLE family" not in damage or f"has {opened} open boxes" in line
     assert (out / "certified.json").read_bytes() == before
 
@@ -874,12 +901,13 @@ def test_a_resumed_proof_says_it_rests_on_the_store(certified_run: Path, tmp_pat
     assert first["rests_on_store"] is None  # every round in one process
     assert _certified(out, 4) == 0
     (resumed,) = read_json(out / "certified.json")["families"]
-    assert resumed["rounds"] == 4 and resumed["rests_on_store"]["resumed_at_round"] == 2
+    assert resumed["rounds"] == 4
+    assert resumed["rests_on_store"]["resumed_at_round"] == 2
     assert resumed["rests_on_store"]["verified"].startswith("the digest chained per round")
     assert resumed["rests_on_store"]["file"] == str(out / "boxes.sqlite")
 
 
-@pytest.mark.parametrize("file, content, fragment", [
+@pytest.mark.parametrize(("file", "content", "fragment"), [
     ("boxes.sqlite", b"SQLite format 3\x00" + b"\x07" * 2000, "is corrupted or not an SQLite file"),
     ("certified.json", b'{"families": [', "is not valid JSON"),
     ("certified.json", b'{"families": [1]}', "are not what sltcheck certify writes"),
@@ -893,7 +921,8 @@ def test_a_damaged_certify_file_is_one_line_naming_it(certified_run: Path, tmp_p
     (out / file).write_bytes(content)
     assert _certified(out, 3) == 2
     line = error_line(capsys)
-    assert fragment in line and str(out / file) in line
+    assert fragment in line
+    assert str(out / file) in line
 
 
 def test_certify_holds_its_run_directory_and_names_a_changed_option(certified_run: Path, tmp_path: Path,
@@ -965,7 +994,9 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
         patch.setattr(RunDirectory, "_open_store", _tiny_store(RunDirectory._open_store))
         assert main(["repro", "fig4", "--out", str(out), "--no-progress"]) == 2
     line = error_line(capsys)
-    assert "disk is full" in line and str(out / "results.sqlite") in line and "corrupted" not in line
+    assert "disk is full" in line
+    assert str(out / "results.sqlite") in line
+    assert "corrupted" not in line
     assert main(["repro", "fig4", "--out", str(out), "--no-progress"]) == 0  # resumes
     assert main(["repro", "fig4", "--out", str(tmp_path / "whole"), "--no-progress"]) == 0
     assert without_timing(read_json(out / "summary.json")) == without_timing(read_json(tmp_path / "whole" /
@@ -980,7 +1011,8 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
         patch.setattr(certify_run, "Store", _tiny_store(certify_run.Store))
         assert _certified(boxes, 6) == 2
     line = error_line(capsys)
-    assert "disk is full" in line and str(boxes / "boxes.sqlite") in line
+    assert "disk is full" in line
+    assert str(boxes / "boxes.sqlite") in line
     assert _certified(boxes, 6) == 0
 
     def full(fileno: int) -> None:
@@ -990,7 +1022,8 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
         patch.setattr("sltcheck.jsonfiles.os.fsync", full)
         assert main([*QUICK_CHECK, "-q", "--out", str(tmp_path / "check")]) == 2
     line = error_line(capsys)
-    assert "No space left on device" in line and str(tmp_path / "check" / "findings.json") in line
+    assert "No space left on device" in line
+    assert str(tmp_path / "check" / "findings.json") in line
     assert not [p for p in (tmp_path / "check").iterdir() if p.name.endswith(".tmp")]
 
 
@@ -1007,7 +1040,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-@pytest.mark.parametrize("blocked, argv, extra", [
+@pytest.mark.parametrize(("blocked", "argv", "extra"), [
     ("torch", ["repro", "fig7"], "sltcheck[lm]"),
     ("torch", ["bench", "lm-step"], "sltcheck[lm]"),
     ("dask,distributed", ["repro", "fig4", "--cluster", "local", "--sources", "1"], "sltcheck[cluster]"),
@@ -1021,15 +1054,19 @@ def test_a_missing_extra_is_one_line_naming_it_before_any_file(tmp_path: Path, b
     done = subprocess.run([sys.executable, "-c", _WITHOUT, blocked, *argv, "--out", str(out)], env=ENV,
                           capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("sltcheck: error: "), done.stderr
-    assert extra in lines[0] and not out.exists()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("sltcheck: error: "), done.stderr
+    assert extra in lines[0]
+    assert not out.exists()
 
 
 def test_a_closed_pipe_is_one_line(tmp_path: Path) -> None:
     """``sltcheck ... | head`` ended in BrokenPipeError tracebacks."""
     process = subprocess.Popen([sys.executable, "-m", "sltcheck.cli", "certify", "--list"], env=ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stdout and process.stderr
+    assert process.stdout
+    assert process.stderr
     process.stdout.close()
     err = process.stderr.read()
     assert process.wait(timeout=60) == 2

@@ -108,7 +108,8 @@ TOKEN = repr(float.fromhex("-0x1.00001bd82f51bp+0"))
 def test_a_violation_shows_its_counterexample_in_decimal_with_its_replay_command():
     html = report.render(report.build(fake_inputs(violated=True, label="my run")))
     card = html[html.index('<h2 id="violations">'):html.index('<h2 id="glance">')]
-    assert ALPHA in card and TOKEN in card
+    assert ALPHA in card
+    assert TOKEN in card
     assert "sltcheck check --replay &#39;/tmp/my run/findings.json&#39; --only lemma13" in card
     assert "0x1." not in html  # exact hex stays in the JSON
 
@@ -140,7 +141,8 @@ def test_a_table_of_numbers_has_a_plot_beside_it(section):
     html = report.render(report.build(fake_inputs(violated=True)))
     start = html.index(f'<h2 id="{section}">')
     body = html[start:html.index("<h2", start + 1)]
-    assert "<table" in body and body.count("<svg") == 1
+    assert "<table" in body
+    assert body.count("<svg") == 1
 
 
 def test_the_page_comes_from_templates_not_hand_escaping():
@@ -160,7 +162,9 @@ def test_report_is_self_contained_and_never_overwritten(tmp_path):
     content = report.build(fake_inputs())
     first = report.write(content, str(tmp_path / "r.html"))
     second = report.write(content, str(tmp_path / "r.html"))
-    assert first != second and first.exists() and second.exists()
+    assert first != second
+    assert first.exists()
+    assert second.exists()
     assert json.loads(first.with_suffix(".json").read_text())["glance"]["held"] == 3
     html = first.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
@@ -188,7 +192,7 @@ def test_a_sweep_whose_fits_have_no_interval_renders(tmp_path):
 def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match="neither a run directory nor a results file"):
         report.load_inputs([str(tmp_path / "missing")])
-    with pytest.raises(ValueError, match="out must name an .html file"):
+    with pytest.raises(ValueError, match=r"out must name an \.html file"):
         report.write(report.build(fake_inputs()), str(tmp_path / "r.txt"))
 
 
@@ -235,7 +239,8 @@ def test_report_renders_in_headless_chromium(tmp_path):
     result = subprocess.run(
         [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={shot}",
          "--window-size=1200,2400", page.as_uri()], capture_output=True, text=True, timeout=120)
-    assert shot.exists() and shot.stat().st_size > 10_000, result.stderr[-2000:]
+    assert shot.exists(), result.stderr[-2000:]
+    assert shot.stat().st_size > 10_000, result.stderr[-2000:]
     console = [line for line in result.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert not console, console
 
@@ -248,9 +253,12 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert all(width > 0 and height > 0 for width, height in sizes), sizes
     seen = json.loads(unescape(re.search(r"data-violation=\"([^\"]*)\"", dom).group(1)))
     assert seen["replay"] == f"sltcheck check --replay {tmp_path / 'run/findings.json'} --only lemma13"
-    assert ALPHA in seen["text"] and TOKEN in seen["text"] and "0x1." not in seen["text"]
+    assert ALPHA in seen["text"]
+    assert TOKEN in seen["text"]
+    assert "0x1." not in seen["text"]
     for top, height in (seen["replay_box"], seen["value_box"]):
-        assert height > 0 and 0 <= top < 2400  # rendered, inside the screenshot
+        assert height > 0  # rendered, inside the screenshot
+        assert 0 <= top < 2400
 
 
 def test_the_report_json_is_validated_as_a_report_file(tmp_path):
@@ -273,9 +281,11 @@ def test_a_variant_without_a_measurement_is_not_counted_as_held():
     content = report.build(inputs)
     glance = content["glance"]
     assert (glance["statements_checked"], glance["held"]) == (5, 3)
-    assert glance["not_measured"] == ["lemma5 [as-stated]"] and glance["undecided"] == ["lemma12 [as-stated]"]
+    assert glance["not_measured"] == ["lemma5 [as-stated]"]
+    assert glance["undecided"] == ["lemma12 [as-stated]"]
     text = unescape(re.sub(r"<[^>]+>", " ", report.render(content)))
-    assert "not measured" in text and "undecided" in text
+    assert "not measured" in text
+    assert "undecided" in text
 
 
 def test_each_variant_shows_its_certified_verdict_and_backend():
@@ -303,7 +313,8 @@ def test_the_statements_show_typeset_formulas_in_chromium(tmp_path):
         pytest.skip("chromium is not installed (apt-get install chromium; .ci/run installs it in CI)")
     page = report.write(report.build(fake_inputs(violated=True)), str(tmp_path / "report.html"))
     html = page.read_text()
-    assert "<math" in html and "<script" not in html  # MathML from the server side, no script to render it
+    assert "<math" in html  # MathML from the server side, no script to render it
+    assert "<script" not in html
     probed = tmp_path / "probed.html"
     probed.write_text(html.replace("</body>", MATH_PROBE + "</body>"))
     dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tempfile.mkdtemp()}", "--dump-dom",
@@ -313,8 +324,10 @@ def test_the_statements_show_typeset_formulas_in_chromium(tmp_path):
     # lemma8 (one variant), lemma13 (two), lemma2 (one): the paper's form, measured <= bound per variant
     lemma8 = "Lemma 8 (appendix A.2; workshop version: Lemma 7): the softmax perturbation bound."
     assert cards.get(lemma8, 0) >= 2, cards
-    assert len(cards) == 3 and all(count >= 2 for count in cards.values()), cards
-    assert seen["count"] >= 10 and seen["sized"] == seen["count"], seen["count"]
+    assert len(cards) == 3, cards
+    assert all(count >= 2 for count in cards.values()), cards
+    assert seen["count"] >= 10, seen["count"]
+    assert seen["sized"] == seen["count"], seen["count"]
     for raw in (":mod:`", ":func:`", "``"):
         assert raw not in seen["text"], raw
 
@@ -324,9 +337,13 @@ def test_docstring_markup_is_rendered_never_raw():
 
     html = str(docstring_html("See :mod:`sltcheck.harness.search` and ``x <= 1``:\n\n    ||x|| <= alpha\n\n"
                               "- ``as-stated``: a <b>bound</b>"))
-    assert "<code>sltcheck.harness.search</code>" in html and "<code>x &lt;= 1</code>" in html
-    assert '<pre class="formula">||x|| &lt;= alpha</pre>' in html and "<li><code>as-stated</code>" in html
-    assert ":mod:" not in html and "``" not in html and "<b>" not in html  # markup rendered, text escaped
+    assert "<code>sltcheck.harness.search</code>" in html
+    assert "<code>x &lt;= 1</code>" in html
+    assert '<pre class="formula">||x|| &lt;= alpha</pre>' in html
+    assert "<li><code>as-stated</code>" in html
+    assert ":mod:" not in html  # markup rendered, text escaped
+    assert "``" not in html
+    assert "<b>" not in html
     assert plain("the :func:`~sltcheck.api.check` of ``lemma8``") == "the sltcheck.api.check of lemma8"
 
 
@@ -337,5 +354,6 @@ def test_every_statement_has_its_formulas_for_every_variant():
 
     for name in STATEMENT_MODULES:
         formulas = statement_formulas(name)
-        assert formulas and "<math" in str(formulas["paper"]), name
+        assert formulas, name
+        assert "<math" in str(formulas["paper"]), name
         assert [f["variant"] for f in formulas["encoded"]] == list(load(name).VARIANTS), name

@@ -53,7 +53,8 @@ def test_float_chain_equals_the_statements_tight_chain(seed, kind):
         else:
             target, pruned = full_target, full_pruned
             exact = theorem14.a_posteriori_bound(target, pruned, 1.3, dps=30, variant="tight")
-    assert np.isfinite(float(exact)) and not bounds.meets_assumptions(target)
+    assert np.isfinite(float(exact))
+    assert not bounds.meets_assumptions(target)
     assert bounds.actual_norm_bound_float(target, pruned, 1.3) == pytest.approx(float(exact), rel=1e-9)
 
 
@@ -76,7 +77,7 @@ def test_as_proven_fails_above_norm_one_where_the_actual_norm_chain_holds(seed):
 
 
 def test_auto_uses_as_proven_where_the_assumptions_hold():
-    target, pruned = mha_pair(0, 1.0)
+    target, _pruned = mha_pair(0, 1.0)
     rescaled = targets.apply_norm_policy(target, "rescale")
     assert bounds.meets_assumptions(rescaled)
     assert bounds.variant_for(rescaled, "auto") == "as-proven"

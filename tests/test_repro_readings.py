@@ -49,9 +49,12 @@ def test_every_reading_is_in_the_table(small_readings: tuple[Path, int]) -> None
     assert "xavier+exact+learned+keep / read-out / log-linear" in names
     for row in document["readings"]:
         assert set(row["options"]) == {"init", "solver", "token", "norms", "error", "fit", "fit_widths"}
-        assert "paper_inside" in row and "regime" in row and row["seconds"] >= 0
+        assert "paper_inside" in row
+        assert "regime" in row
+        assert row["seconds"] >= 0
         assert [c["x"] for c in row["curve"]] == [4.0, 8.0, 12.0]
-    assert document["complete"] and document["conclusion"]
+    assert document["complete"]
+    assert document["conclusion"]
     per_run = {r["run"]: r["seconds"] for r in document["readings"]}
     assert document["wall_seconds_all"] >= sum(per_run.values())
 
@@ -91,7 +94,8 @@ def test_another_grid_is_refused_in_the_same_directory(small_readings: tuple[Pat
 def test_the_report_shows_readings_not_every_run(small_readings: tuple[Path, int]) -> None:
     out, _ = small_readings
     inputs = load_inputs([str(out)])
-    assert len(inputs["readings"]) == 1 and inputs["synthetic"] == []
+    assert len(inputs["readings"]) == 1
+    assert inputs["synthetic"] == []
 
 
 @pytest.mark.parametrize(
@@ -111,13 +115,14 @@ def test_bad_options_are_one_line_before_any_work(argv: list[str], fragment: str
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "never"
     assert main(["repro", "readings", "fig4", *argv, "--out", str(out)]) == 2  # main returns the parser's status
-    assert fragment in capsys.readouterr().err and not out.exists()
+    assert fragment in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_figure6_has_no_token_axis() -> None:
     with pytest.raises(ValueError, match="untrained"):
         readings.make_config("fig6", "quick", {"token": ("fixed-zero",)})
-    assert [name for name, _ in readings.make_config("fig6", "quick").runs()][0] == "theory+exact+keep"
+    assert next(name for name, _ in readings.make_config("fig6", "quick").runs()) == "theory+exact+keep"
 
 
 def test_options_that_change_results_name_the_default_folder() -> None:
@@ -137,7 +142,8 @@ def test_a_bound_above_the_trivial_bound_is_vacuous() -> None:
     assert synthetic.vacuity(2.0, 1.0) == {"trivial_bound": 1.0, "vacuous": True, "bound_over_trivial": 2.0}
     assert not synthetic.vacuity(0.5, 1.0)["vacuous"]
     beyond = synthetic.vacuity(mpmath.mpf("1e400"), 3.0)
-    assert beyond["vacuous"] and isinstance(beyond["bound_over_trivial"], str)
+    assert beyond["vacuous"]
+    assert isinstance(beyond["bound_over_trivial"], str)
     assert mpmath.mpf(beyond["bound_over_trivial"]) > mpmath.mpf("1e399")
 
 
@@ -147,7 +153,9 @@ def test_figure6_checks_beyond_one_block_are_vacuous(tmp_path: Path) -> None:
     config = synthetic.preset_config("fig6", "quick", "theory", widths=(8,), blocks=(2, 3), sources=1,
                                      test_samples=20)
     summary = synthetic.run(config, str(tmp_path / "fig6"), progress=False)
-    assert summary["checked"] == 2 and summary["vacuous"] == 2 and summary["held"] == 0
+    assert summary["checked"] == 2
+    assert summary["vacuous"] == 2
+    assert summary["held"] == 0
     assert mpmath.mpf(summary["least_bound_over_trivial"]) > 1e10
 
 
@@ -166,20 +174,24 @@ WIDTHS = np.arange(4, 33, 4, dtype=float)
 
 def test_log_linear_fit_recovers_a_known_decay() -> None:
     found = fit_log_linear(WIDTHS, 0.8 * np.exp(-0.06 * WIDTHS) * (1 + 0.01 * np.sin(WIDTHS)))
-    assert abs(found.gamma - 0.8) < 0.02 and abs(found.delta - 0.06) < 0.002
-    assert inside(found.as_dict(), "delta", 0.06) and inside(found.as_dict(), "gamma", 0.8)
+    assert abs(found.gamma - 0.8) < 0.02
+    assert abs(found.delta - 0.06) < 0.002
+    assert inside(found.as_dict(), "delta", 0.06)
+    assert inside(found.as_dict(), "gamma", 0.8)
     assert not inside(found.as_dict(), "delta", 0.08)
 
 
 def test_per_source_fit_uses_every_point() -> None:
     per_source = [np.array([0.9, 1.1]) * 0.8 * np.exp(-0.06 * n) for n in WIDTHS]
     found = fit("per-source", WIDTHS, np.array([p.mean() for p in per_source]), per_source)
-    assert found.points == 2 * WIDTHS.size and abs(found.delta - 0.06) < 1e-3
+    assert found.points == 2 * WIDTHS.size
+    assert abs(found.delta - 0.06) < 1e-3
 
 
 def test_a_shared_delta_is_shown_as_fixed_not_as_a_point_interval() -> None:
     shared = fit_decay(WIDTHS, 2.0 * np.exp(-0.06 * WIDTHS), delta=0.06).as_dict()
-    assert shared["delta_interval"] is None and shared["delta_fixed"]
+    assert shared["delta_interval"] is None
+    assert shared["delta_fixed"]
     assert interval_text(shared, "delta") == "0.06 (shared, not fitted)"
     assert inside(shared, "delta", 0.06) is None
 
@@ -200,7 +212,8 @@ def test_regimes_are_told_apart(curve: np.ndarray, expected: str) -> None:
 
 def test_a_plateau_says_its_level_and_where_it_starts() -> None:
     found = regime(WIDTHS, np.maximum(0.8 * np.exp(-0.3 * WIDTHS), 0.12))
-    assert found["starts_at"] == 8.0 and found["level"] == pytest.approx(0.12)
+    assert found["starts_at"] == 8.0
+    assert found["level"] == pytest.approx(0.12)
 
 
 def test_the_conclusion_backs_each_claim_with_its_numbers() -> None:
@@ -214,8 +227,10 @@ def test_the_conclusion_backs_each_claim_with_its_numbers() -> None:
                        "target": [{"token": "learned", "train_loss": 3.28, "omega_variance": 3.29,
                                    "explained": 1 - 3.28 / 3.29}]})
     assert "No reading of the 1" in text
-    assert "from n = 12 at 0.12" in text and "0.1 [0.05, 0.15]" in text
-    assert "3 vacuous" in text and "0.3%" in text
+    assert "from n = 12 at 0.12" in text
+    assert "0.1 [0.05, 0.15]" in text
+    assert "3 vacuous" in text
+    assert "0.3%" in text
 
 
 def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,7 +249,8 @@ def test_an_interrupted_grid_says_it_is_partial(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(KeyboardInterrupt):
         readings.run(config, tmp_path / "grid", progress=False)
     partial = json.loads((tmp_path / "grid" / "readings.json").read_text())
-    assert not partial["complete"] and (partial["runs_done"], partial["runs_planned"]) == (1, 2)
+    assert not partial["complete"]
+    assert (partial["runs_done"], partial["runs_planned"]) == (1, 2)
     assert partial["conclusion"].startswith("PARTIAL: 1 of 2 runs finished")
     monkeypatch.setattr(synthetic, "run", real)
     assert readings.run(config, tmp_path / "grid", progress=False)["complete"]

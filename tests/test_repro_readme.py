@@ -23,10 +23,12 @@ def fig8_document(losses: dict[float, list[float]]) -> dict:
 def test_fig8_minimum_has_intervals_and_says_where_the_minimum_is():
     analysis = readme.fig8_minimum(fig8_document({1.0: [5.0, 5.1, 5.2], 2.378: [4.5, 4.6, 4.55],
                                                   5.0: [4.9, 5.0, 4.95]}))
-    assert analysis["best_scale"] == 2.378 and analysis["theory_within_best_interval"] is True
+    assert analysis["best_scale"] == 2.378
+    assert analysis["theory_within_best_interval"] is True
     assert all(r["half_width"] > 0 for r in analysis["rows"])
     far = readme.fig8_minimum(fig8_document({1.0: [4.0, 4.01, 4.02], 2.378: [5.0, 5.01, 5.02]}))
-    assert far["best_scale"] == 1.0 and far["theory_within_best_interval"] is False
+    assert far["best_scale"] == 1.0
+    assert far["theory_within_best_interval"] is False
     single = readme.fig8_minimum(fig8_document({1.0: [4.0], 2.378: [5.0]}))
     assert single["theory_within_best_interval"] is None
 
@@ -44,11 +46,16 @@ def test_the_section_puts_the_paper_beside_each_run(tmp_path: Path):
     assert main(["repro", "readme", "--in", str(tmp_path / "fig4"), str(tmp_path / "fig8"),
                  "--readme", str(target)]) == 0
     text = target.read_text()
-    assert text.startswith("intro\n") and text.endswith("rest\n") and "\nold\n" not in text
+    assert text.startswith("intro\n")
+    assert text.endswith("rest\n")
+    assert "\nold\n" not in text
     assert ("| fit delta (95 % interval) | 0.06 (workshop version: 0.055) (Section 4.2, \"Varying the Hidden "
             "Dimensions\"; workshop version, Section 4)") in text
-    assert "sltcheck, mode theory (`" in text and "**Figure 8.**" in text and "| s = 2.38 |" in text
-    assert "4.950 ± " in text and text.count("What differs and why:") == 2
+    assert "sltcheck, mode theory (`" in text
+    assert "**Figure 8.**" in text
+    assert "| s = 2.38 |" in text
+    assert "4.950 ± " in text
+    assert text.count("What differs and why:") == 2
 
 
 def fig7_document(losses: dict[tuple[str, str, float], list[float]]) -> dict:
@@ -71,14 +78,17 @@ def test_fig7_compares_the_series_of_each_size_by_intervals():
         ("b", "edge-popup", 1.0): [4.5, 4.6, 4.4], ("b", "edge-popup", 2.828): [4.45, 4.5, 4.4],
         ("b", "dense", 1.0): [4.0, 4.1, 4.05]})
     a, b = readme.fig7_comparison(document)
-    assert a["theory_minus_s1"]["mean"] == pytest.approx(-0.5) and a["theory_minus_dense"]["apart"]
+    assert a["theory_minus_s1"]["mean"] == pytest.approx(-0.5)
+    assert a["theory_minus_dense"]["apart"]
     assert b["theory_minus_s1"]["mean"] == pytest.approx(-0.05)  # paired by seed: -0.05, -0.1, 0.0
     text = readme.render([document])
     assert "a: s = n_K^(1/4) below s = 1 by 0.500 ± 0.124 nats, paired over 3 seeds (interval below 0)" in text
     assert "b: s = n_K^(1/4) below s = 1 by 0.050 ± 0.124 nats, paired over 3 seeds (interval contains 0)" in text
     assert "dense below s = n_K^(1/4) by 0.500 nats (intervals apart)" in text
-    assert "scores: lr 0.03 cosine to 0.003" in text and "dense: lr 0.003 cosine to 0.0003" in text
-    assert "(3 seeds)" in text and "| a, dense (trained) (300 nonzero) | plot only, not in the text" in text
+    assert "scores: lr 0.03 cosine to 0.003" in text
+    assert "dense: lr 0.003 cosine to 0.0003" in text
+    assert "(3 seeds)" in text
+    assert "| a, dense (trained) (300 nonzero) | plot only, not in the text" in text
 
 
 def test_missing_inputs_and_markers_are_named(tmp_path: Path):
@@ -95,4 +105,6 @@ def test_a_rewrite_keeps_the_figures_it_was_not_given(tmp_path: Path):
     readme.rewrite(path, "**Figure 4.**\n\nnew four\n\n**Figure 5.**\n\nfive\n")
     text = path.read_text()
     assert text.index("new four") < text.index("five") < text.index("seven")
-    assert "old four" not in text and text.startswith("head\n") and text.endswith(f"{readme.END}\ntail\n")
+    assert "old four" not in text
+    assert text.startswith("head\n")
+    assert text.endswith(f"{readme.END}\ntail\n")

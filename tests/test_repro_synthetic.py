@@ -124,7 +124,7 @@ def test_sources_read_the_targets_regression_token(tmp_path, monkeypatch):
     assert summary["target_train_loss"] > 0
 
 
-@pytest.mark.parametrize("policy, variant", [("keep", "actual-norms"), ("rescale", "as-proven")])
+@pytest.mark.parametrize(("policy", "variant"), [("keep", "actual-norms"), ("rescale", "as-proven")])
 def test_kept_targets_are_checked_with_their_actual_norms(tmp_path, policy, variant):
     summary = synthetic.run(tiny(norm_policy=policy), str(tmp_path), progress=False)
     assert summary["bound_variants"] == [variant]
@@ -226,7 +226,8 @@ def test_kill_minus_nine_loses_no_finished_source(tmp_path):
     assert 2 <= len(finished) < 12
     synthetic.run(config, str(run_dir), progress=False)
     rows = store_rows(run_dir)
-    assert len(rows) == 12 and len({key for key, _ in rows}) == 12
+    assert len(rows) == 12
+    assert len({key for key, _ in rows}) == 12
     assert set(finished) <= set(rows)  # finished work is kept as it was, not recomputed
 
 
@@ -239,21 +240,23 @@ def test_a_run_directory_refuses_another_configuration(tmp_path):
 def test_run_directory_records_config_and_versions(tmp_path):
     synthetic.run(tiny(), str(tmp_path), progress=False)
     recorded = json.loads((tmp_path / "config.json").read_text())
-    assert recorded["config"]["seed"] == 0 and recorded["config"]["solver"] == "exact"
+    assert recorded["config"]["seed"] == 0
+    assert recorded["config"]["solver"] == "exact"
     assert {"python", "numpy", "torch", "gurobipy", "mpmath"} <= recorded["versions"].keys()
 
 
 def test_fit_recovers_a_known_decay():
     n = np.arange(4, 65, 4, dtype=float)
     fit = fit_decay(n, 0.8 * np.exp(-0.06 * n) * (1 + 0.01 * np.sin(n)))
-    assert abs(fit.gamma - 0.8) < 0.02 and abs(fit.delta - 0.06) < 0.002
+    assert abs(fit.gamma - 0.8) < 0.02
+    assert abs(fit.delta - 0.06) < 0.002
     assert fit.delta_interval[0] < 0.06 < fit.delta_interval[1]
     shared = fit_decay(n, 2.0 * np.exp(-0.06 * n), delta=0.06)
     assert abs(shared.gamma - 2.0) < 1e-9
 
 
 @pytest.mark.parametrize(
-    "call, fragment",
+    ("call", "fragment"),
     [
         (lambda: synthetic.preset_config("fig9", "quick", "theory"), "figure must be one of"),
         (lambda: synthetic.preset_config("fig4", "huge", "theory"), "preset must be one of"),

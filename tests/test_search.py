@@ -66,13 +66,18 @@ def test_boundary_patterns_have_unit_spectral_norm() -> None:
 def test_ci_search_finds_the_false_lemma13_statement() -> None:
     """Lemma 13 as printed (without the proof's factor 2) is false in d = 1; the ci search finds it."""
     found = search_worst_case("lemma13", "as-stated", profile="ci", seed=0)
-    assert found.verdict.violated and found.replay is not None and found.replay.violated
+    assert found.verdict.violated
+    assert found.replay is not None
+    assert found.replay.violated
     assert found.certified == "violated"
     assert not violations("lemma13", found.instance)
-    assert found.shape["d1"] == 1 and found.shape["H"] == 1
+    assert found.shape["d1"] == 1
+    assert found.shape["H"] == 1
     # past what any T <= 6 gives (1.04016 at T = 5), toward the proved supremum 25/24, through a
     # structured shape (its ratio at ci here: 1.04165; the bound leaves room for other float64 kernels)
-    assert 1.041 < found.ratio < 25 / 24 and "atoms" in found.shape and found.shape["T"] > 6
+    assert 1.041 < found.ratio < 25 / 24
+    assert "atoms" in found.shape
+    assert found.shape["T"] > 6
 
 
 @pytest.mark.parametrize(
@@ -443,7 +448,8 @@ def test_without_deciding_more_points_the_misjudged_start_wins(monkeypatch: pyte
     """The test above can fail: with no further points decided, the search reports a misjudged start."""
     monkeypatch.setattr(search, "FLOOR_RETRIES", 0)
     found, misjudged = _search_with_misjudged_starts(monkeypatch)
-    assert found.float_ratio == MISJUDGED and found.ratio < LOW
+    assert found.float_ratio == MISJUDGED
+    assert found.ratio < LOW
     assert encode_instance(found.instance) in [encode_instance(point) for point in misjudged]
 
 

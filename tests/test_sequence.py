@@ -30,10 +30,12 @@ def test_counts_take_the_smallest_length_within_the_tolerance() -> None:
     n = sequence.counts([5 / (3 * np.e**2 + 5), 1 - 5 / (3 * np.e**2 + 5)])  # irrational: the closest at T <= 64
     assert n.tolist() == [7, 31]
     loose = sequence.counts([0.184, 0.816], tolerance=0.01)
-    assert loose.sum() < 38 and abs(loose[0] / loose.sum() - 0.184) <= 0.01
+    assert loose.sum() < 38
+    assert abs(loose[0] / loose.sum() - 0.184) <= 0.01
     assert sequence.counts([1 / 64, 63 / 64]).tolist() == [1, 63]
     three = sequence.counts([0.2, 0.3, 0.5])
-    assert three.tolist() == [2, 3, 5] and np.all(three >= 1)
+    assert three.tolist() == [2, 3, 5]
+    assert np.all(three >= 1)
 
 
 @pytest.mark.parametrize("bad", [[0.0, 1.0], [np.nan, 1.0], [-0.1, 1.1], []])
@@ -46,7 +48,8 @@ def test_fractions_are_projected_idempotently() -> None:
     least = 1 / 64
     for raw in ([0.2, 0.9], [-1.0, 3.0], [0.0, 0.0, 0.0], [5.0, 1.0, 1e-9]):
         f = sequence.project_fractions(raw, least)
-        assert f.sum() == pytest.approx(1.0, abs=1e-15) and np.all(f >= least - 1e-18)
+        assert f.sum() == pytest.approx(1.0, abs=1e-15)
+        assert np.all(f >= least - 1e-18)
         assert np.allclose(sequence.project_fractions(f, least), f, rtol=0, atol=1e-16)
     torch = pytest.importorskip("torch")
     raw = torch.tensor([0.3, 2.0, -0.5], dtype=torch.float64)
@@ -75,7 +78,8 @@ def test_a_weighted_instance_measures_as_its_realisation(name: str) -> None:
         space, point = _weighted(name, k, seed=k)
         point[sequence.structure(space.module).mask] = np.ones((k, k), dtype=np.int8)
         weighted, realised = space.instance(point), space.realise(point)
-        assert MULTIPLICITY not in realised and np.asarray(realised["X"]).shape[0] == (4 if k == 2 else 7)
+        assert MULTIPLICITY not in realised
+        assert np.asarray(realised["X"]).shape[0] == (4 if k == 2 else 7)
         assert not violations(name, realised)
         assert float(statement.measured(weighted, None)) == pytest.approx(float(statement.measured(realised, None)),
                                                                           rel=1e-9, abs=1e-15)
@@ -116,7 +120,8 @@ def test_structured_shapes_follow_each_group_and_a_fixed_length_excludes_them() 
     assert _matches(structured, {"d1": 1}, module)
     assert not _matches(structured, {"d1": 1, "T": 2}, module)  # a family of T tokens: no fractions
     assert not _matches(structured, {"mask": np.ones((2, 2))}, module)
-    assert _matches(structured, {"atoms": 2}, module) and not _matches(shapes[0], {"atoms": 2}, module)
+    assert _matches(structured, {"atoms": 2}, module)
+    assert not _matches(shapes[0], {"atoms": 2}, module)
 
 
 @pytest.mark.lemma12

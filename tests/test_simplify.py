@@ -32,19 +32,23 @@ def _mutant(statement: str, name: str):
 def test_simplified_counterexample_refutes_and_is_simpler(statement: str, name: str) -> None:
     mutant = _mutant(statement, name)
     result = refute(statement, mutant, settings=profile_settings("ci"), profile="ci")
-    assert result.refuted and result.raw_instance is not None and result.instance is not None
+    assert result.refuted
+    assert result.raw_instance is not None
+    assert result.instance is not None
     simple, raw = result.instance, result.raw_instance
     assert evaluate(statement, f"mutant:{name}", simple, bound=mutant.bound).violated
     broken = {v.assumption.name for v in violations(statement, simple)}
     if mutant.drop:
-        assert broken and broken <= set(mutant.drop)
+        assert broken
+        assert broken <= set(mutant.drop)
     else:
         assert not broken
         assert not evaluate(statement, load(statement).DEFAULT_VARIANT, simple).violated
     fields = free_fields(statement, raw)
     (digits_raw, nonzero_raw), (digits, nonzero) = complexity(raw, fields), complexity(simple, fields)
     assert digits < digits_raw or nonzero < nonzero_raw, f"not simpler: {result.simplification}"
-    assert result.simplification is not None and result.simplification["digits"] == [digits_raw, digits]
+    assert result.simplification is not None
+    assert result.simplification["digits"] == [digits_raw, digits]
 
 
 def test_significant_digits_and_rounding() -> None:
@@ -59,4 +63,6 @@ def test_nothing_is_kept_when_no_candidate_refutes() -> None:
     raw = refute("theorem9", mutant, settings=profile_settings("ci"), profile="ci").raw_instance
     assert raw is not None
     done = simplify("theorem9", raw, lambda _: False, lambda _: True, confirm=lambda _: None)
-    assert done.instance is raw and done.kept == () and done.evaluations > 0
+    assert done.instance is raw
+    assert done.kept == ()
+    assert done.evaluations > 0

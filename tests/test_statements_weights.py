@@ -119,7 +119,8 @@ def test_lemma7_success_frequency_small_width_fails() -> None:
 
 
 def test_lemma4_reuses_lemma7() -> None:
-    assert lemma4.VARIANTS is lemma7.VARIANTS and lemma4.measured is lemma7.measured
+    assert lemma4.VARIANTS is lemma7.VARIANTS
+    assert lemma4.measured is lemma7.measured
     assert lemma4.ASSUMPTIONS == ("matrix-spectral", "eps-unit")
 
 

@@ -14,7 +14,7 @@ from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14
 
 
-@pytest.mark.parametrize("eps,H,d1,d2,alpha,C", [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),
+@pytest.mark.parametrize(("eps", "H", "d1", "d2", "alpha", "C"), [(0.1, 1, 2, 2, None, 1.0), (0.01, 4, 8, 3, 5.0, 2.5),
                                                (0.5, 2, 1, 9, 3.0, 0.7)])
 def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
     r = widths.widths(eps, H, d1, d2, alpha, L=3, C=C)
@@ -28,7 +28,8 @@ def test_theorem9_and_11_formulas(eps, H, d1, d2, alpha, C):
     assert r["theorem11"]["n_FC"]["bound"] == pytest.approx(d1 * C * math.log(24 * a * 3 * H * d1**2.5 / eps),
                                                             rel=1e-12)
     for w in (r["theorem9"]["n_K"], r["theorem11"]["n_FC"]):
-        assert w["ceil"] >= w["bound"] > w["ceil"] - 1 and w["construction"] % d1 == 0
+        assert w["ceil"] >= w["bound"] > w["ceil"] - 1
+        assert w["construction"] % d1 == 0
 
 
 @pytest.mark.theorem9
@@ -53,7 +54,8 @@ def test_theorem14_blocks_match_proof_and_helper(B):
         assert block["n_FC"]["bound"] == pytest.approx(ref["n_FC"][b], rel=1e-12)
         ex = t14.exponents(b + 1, B)
         mono = widths.block_monomial(b + 1, B)
-        assert ex["mha"] == mono["mha"] and ex["fc"] == mono["fc"]
+        assert ex["mha"] == mono["mha"]
+        assert ex["fc"] == mono["fc"]
         for key, value in widths.statement_exponents(b + 1, B).items():
             assert ex[key] == value
     # the proof's own expression for the last block: 32 (2 beta_B)^3 H d1^{3/2} 2 / eps
@@ -87,7 +89,7 @@ def test_growth():
     assert g["derivative"]["theorem9.n_K"]["log(d1)"] == pytest.approx(numeric, rel=1e-6)
 
 
-@pytest.mark.parametrize("kwargs,word", [
+@pytest.mark.parametrize(("kwargs", "word"), [
     (dict(eps=0.0, H=1, d1=2), "eps"), (dict(eps=1.0, H=1, d1=2), "eps"), (dict(eps=-0.1, H=1, d1=2), "eps"),
     (dict(eps=0.1, H=0, d1=2), "H"), (dict(eps=0.1, H=1, d1=0), "d1"), (dict(eps=0.1, H=1, d1=2, d2=0), "d2"),
     (dict(eps=0.1, H=1, d1=4, alpha=1.9), "alpha"), (dict(eps=0.1, H=1, d1=2, B=1), "B"),
@@ -110,7 +112,8 @@ def test_cli(capsys, tmp_path):
     args = cli.parser.parse_args(["widths", "--eps", "0.1", "--heads", "2", "--d1", "4", "--blocks", "2", "--json"])
     assert args.handler(args) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["theorem14"]["blocks"][1]["b"] == 2 and data["parameters"]["C"] == 1.0
+    assert data["theorem14"]["blocks"][1]["b"] == 2
+    assert data["parameters"]["C"] == 1.0
     args = cli.parser.parse_args(["widths", "--eps", "0.1", "--heads", "2", "--d1", "4", "--calibrated"])
     assert args.handler(args) == 0
     assert f"C={calibration.STORED_C:.6g}" in capsys.readouterr().out

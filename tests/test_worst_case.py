@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -133,7 +134,8 @@ def test_theorem9_closed_slices_attained(params):
 def test_theorem9_bracket():
     params = dict(H=1, d1=2, d2=2, e_qk=1e-3, e_vo=1e-3)
     sup = worst_case.supremum("theorem9", **params)
-    assert sup["kind"] == worst_case.BRACKET and sup["lower"] < sup["upper"]
+    assert sup["kind"] == worst_case.BRACKET
+    assert sup["lower"] < sup["upper"]
     assert float(t9.measured(sup["instance"], 40)) >= sup["lower"] * (1 - 1e-12)
 
 
@@ -180,11 +182,16 @@ def test_theorem9_upper_never_exceeded(params):
         assert _t9_random_value(rng, **params) <= upper * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("bad", [dict(statement="theorem10"), dict(statement="lemma8", d1=0),
-                                 dict(statement="lemma8", eps_max=-1.0), dict(statement="lemma5", eps_max=0.7),
-                                 dict(statement="theorem9", d1=4, alpha=1.0), dict(statement="lemma8", foo=1)])
-def test_bad_inputs(bad):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("bad", "fragment"), [
+    (dict(statement="theorem10"), "statement must be one of lemma5, lemma8"),
+    (dict(statement="lemma8", d1=0), "d1 must be an integer >= 1, got 0"),
+    (dict(statement="lemma8", eps_max=-1.0), "eps_max must be a finite number >= 0, got -1.0"),
+    (dict(statement="lemma5", eps_max=0.7), "eps_max must be a finite number in [0, 0.5], got 0.7"),
+    (dict(statement="theorem9", d1=4, alpha=1.0), "alpha must be >= max(sqrt(d1), sqrt(d2)) = 2, got 1.0"),
+    (dict(statement="lemma8", foo=1), "params for lemma8 are d1, alpha, eps_max; got unknown ['foo']"),
+])
+def test_bad_inputs(bad, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         worst_case.supremum(**bad)
 
 
@@ -205,7 +212,9 @@ def test_report_renders_slack_table():
     built = report.build({"findings": [{"slack": rows, "findings": []}], "synthetic": [], "lm": []})
     assert len(built["slack"]) == len(rows)
     html = report.render(built)
-    assert "Slack factors" in html and "closed-form" in html and "bracket" in html
+    assert "Slack factors" in html
+    assert "closed-form" in html
+    assert "bracket" in html
     assert "Slack factors" not in report.render(report.build({"findings": [], "synthetic": [], "lm": []}))
 
 
@@ -284,11 +293,16 @@ def test_the_suprema_of_the_ratios():
 
     alphas = np.linspace(1.0, 30.0, 300)
     r12 = [w12.ratio_supremum(float(a)) for a in alphas]
-    assert np.all(np.diff(r12) > 0) and r12[0] == pytest.approx(17 / 40) and max(r12) < w12.SUPREMUM
+    assert np.all(np.diff(r12) > 0)
+    assert r12[0] == pytest.approx(17 / 40)
+    assert max(r12) < w12.SUPREMUM
     assert w12.SUPREMUM - r12[-1] < 1 / (8 * 30.0**2)  # 1/2 - O(1/alpha^2)
     r13 = [w13.ratio_supremum(float(a)) for a in alphas]
-    assert np.all(np.diff(r13) < 0) and r13[0] == pytest.approx(25 / 24) and min(r13) > 1
-    assert w13.ratio_supremum(1.0, H=2) == pytest.approx(0.875) and w13.ratio_supremum(30.0, H=2) < 1
+    assert np.all(np.diff(r13) < 0)
+    assert r13[0] == pytest.approx(25 / 24)
+    assert min(r13) > 1
+    assert w13.ratio_supremum(1.0, H=2) == pytest.approx(0.875)
+    assert w13.ratio_supremum(30.0, H=2) < 1
     assert w12.ratio_supremum(1.0, d_key=10**6, key_scaled=True) > 0.99  # key-scaled: -> 1 as d_K grows
 
 
@@ -308,7 +322,8 @@ def test_the_extremal_family_approaches_the_supremum_from_below(statement, varia
         instance = two_value_instance(7, 38, 1.0, eps, L=1 if statement == "lemma13" else 0)
         assert not violations(statement, instance)
         ratios.append(evaluate(statement, variant, instance, dps=50).ratio)
-    assert all(r < supremum for r in ratios) and ratios == sorted(ratios)
+    assert all(r < supremum for r in ratios)
+    assert ratios == sorted(ratios)
     assert ratios[-1] > supremum * (1 - 1e-6)
 
 
@@ -325,7 +340,8 @@ def test_theorem14s_chain_is_tight_but_never_attained():
         instance = w14.tight_instance(1.0, 2.0, e_last)
         assert not violations("theorem14", instance)
         ratio = evaluate("theorem14", "as-proven", instance, dps=60).ratio
-        assert previous < ratio < 1 and ratio == pytest.approx(w14.tight_ratio(1.0, 2.0, e_last), rel=1e-12)
+        assert previous < ratio < 1
+        assert ratio == pytest.approx(w14.tight_ratio(1.0, 2.0, e_last), rel=1e-12)
         previous = ratio
     assert previous > 1 - 1e-12
     short = evaluate("theorem14", "as-proven", w14.tight_instance(1.0, 1.0, 1e40), dps=60).ratio

@@ -4,6 +4,7 @@ random or adversarial instances, closed forms are attained, and the searched low
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -64,7 +65,7 @@ def test_halved_upper_is_refuted(statement):
         check()
 
 
-@pytest.mark.parametrize("statement, params", [
+@pytest.mark.parametrize(("statement", "params"), [
     ("lemma12", dict(H=2, d1=3, alpha=2.0, eps_max=0.05, random_starts=0)),
     ("lemma13", dict(H=1, d1=2, L=1, alpha=2.0, eps_max=0.05, random_starts=0)),
     ("lemma12", dict(H=1, d1=1, alpha=1.0, eps_max=0.2)),
@@ -141,13 +142,16 @@ def test_theorem14_bracket(params):
     assert sup["lower"] < sup["upper"] == pytest.approx(sup["nominal_upper"], rel=1e-9)
 
 
-@pytest.mark.parametrize("bad", [dict(statement="theorem14", B=1), dict(statement="lemma12", eps_max=-0.1),
-                                 dict(statement="theorem11", L=2, e_fc=[0.1]),
-                                 dict(statement="lemma13", d1=2, alpha=1.0),
-                                 dict(statement="lemma12", d1=2, random_starts=-1),
-                                 dict(statement="theorem11", seed=1)])
-def test_bad_inputs(bad):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("bad", "fragment"), [
+    (dict(statement="theorem14", B=1), "B must be an integer >= 2 (Theorem 14 assumes B >= 2), got 1"),
+    (dict(statement="lemma12", eps_max=-0.1), "eps_max must be a finite number >= 0, got -0.1"),
+    (dict(statement="theorem11", L=2, e_fc=[0.1]), "e_fc must be a number or a sequence of L = 2 numbers"),
+    (dict(statement="lemma13", d1=2, alpha=1.0), "alpha must be >= max(sqrt(d1), sqrt(d2)) = 1.41421, got 1.0"),
+    (dict(statement="lemma12", d1=2, random_starts=-1), "random_starts must be an integer >= 0, got -1"),
+    (dict(statement="theorem11", seed=1), "params for theorem11 are H, d1, L, alpha, e_qk, e_vo, e_fc; got unknown"),
+])
+def test_bad_inputs(bad, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         worst_case.supremum(**bad)
 
 
