@@ -1,7 +1,7 @@
 """Four-list meet-in-the-middle in value slices: exact subset sum in bounded memory.
 
 The candidates are split in four quarters A, B | C, D (the left half A, B is the
-first n // 2 candidates, as in ``_solve_mitm``).
+first n // 2 candidates, as in ``enumeration.solve_mitm``).
 Each quarter's 2^(n/4) subset sums are enumerated and sorted. A left sum is a
 pair a + b, a right sum a pair c + d; instead of sorting all 2^(n/2) sums of a
 half (what Horowitz-Sahni does, 1 GB at n = 48), the left sums are generated one
