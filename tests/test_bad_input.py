@@ -376,9 +376,9 @@ ISSUE_CASES = [
 ]
 
 # What each command would start if a bad value got through (each must stay untouched).
-WORK = ("sltcheck.lm.sweeps.run_sweep", "sltcheck.lm.sweeps.load_data_for", "sltcheck.lm.bench.bench_lm_step",
-        "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family", "sltcheck.checking.check_variant",
-        "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
+WORK = ("sltcheck.repro.lm.sweeps.run_sweep", "sltcheck.repro.lm.sweeps.load_data_for",
+        "sltcheck.repro.lm.bench.bench_lm_step", "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family",
+        "sltcheck.checking.check_variant", "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
 
 
 @pytest.mark.parametrize("argv, fragment", ISSUE_CASES, ids=[" ".join(a)[:60] for a, _ in ISSUE_CASES])

@@ -15,7 +15,7 @@ move a score by a few 1e-2 against a range of 1/sqrt(fan_in)); pass a larger
 
 Checkpoints hold the trainable tensors, optimiser and scheduler states, RNG
 states, the data position (the step; batches depend only on seed and step,
-see :class:`~sltcheck.lm.data.BatchStream`), the validation history and the
+see :class:`~sltcheck.repro.lm.data.BatchStream`), the validation history and the
 elapsed seconds. They are written to a temporary file and renamed, so a
 ``kill -9`` leaves either the old or the new checkpoint. The frozen weights
 are regenerated from the seed and checked against a stored fingerprint.
@@ -36,9 +36,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from sltcheck.lm.data import BatchStream, LMData, validation_subset
-from sltcheck.lm.edgepopup import check_keep_fraction
-from sltcheck.lm.model import (
+from sltcheck.numerics.validation import check_choice, check_positive
+from sltcheck.repro.lm.data import BatchStream, LMData, validation_subset
+from sltcheck.repro.lm.edgepopup import check_keep_fraction
+from sltcheck.repro.lm.model import (
     DEFAULT_MASKED,
     MODES,
     ModelConfig,
@@ -46,7 +47,6 @@ from sltcheck.lm.model import (
     lm_loss,
     parse_masked,
 )
-from sltcheck.numerics.validation import check_choice, check_positive
 
 CHECKPOINT_VERSION = 1
 
