@@ -32,10 +32,10 @@ def main() -> None:
 
     import torch
 
-    from sltcheck.lm.data import find_data_dir
-    from sltcheck.lm.model import theory_scale
-    from sltcheck.lm.sweeps import default_model, default_train, load_data_for
-    from sltcheck.lm.train import RunSpec, train_run
+    from sltcheck.repro.lm.data import find_data_dir
+    from sltcheck.repro.lm.model import theory_scale
+    from sltcheck.repro.lm.sweeps import default_model, default_train, load_data_for
+    from sltcheck.repro.lm.train import RunSpec, train_run
 
     torch.set_num_threads(1)
     out = Path(args.out)

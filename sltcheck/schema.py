@@ -44,47 +44,72 @@ def _problem(value: Any, kind: Any, where: str) -> str | None:
         return None if value is None else f"{where} must be null, got {_show(value)}"
     origin = get_origin(kind)
     if origin in (Union, types.UnionType):
-        problems = [_problem(value, option, where) for option in get_args(kind)]
-        if any(p is None for p in problems):
-            return None
-        options = " or ".join(_name(option) for option in get_args(kind))
-        nested = [p for p in problems if p and not p.endswith(f"got {_show(value)}")]
-        return nested[0] if len(nested) == 1 else f"{where} must be {options}, got {_show(value)}"
+        return _union_problem(value, kind, where)
     if origin is Literal:
         return None if value in get_args(kind) else f"{where} must be one of {get_args(kind)}, got {_show(value)}"
     if is_typeddict(kind):
-        if not isinstance(value, dict):
-            return f"{where} must be an object ({kind.__name__}), got {_show(value)}"
-        hints = get_type_hints(kind)
-        for key in sorted(kind.__required_keys__):
-            if key not in value:
-                return f"{where} lacks the required key {key!r}"
-        for key, hint in hints.items():
-            if key in value:
-                found = _problem(value[key], hint, f"{where}.{key}")
-                if found:
-                    return found
-        return None
+        return _typeddict_problem(value, kind, where)
     if origin in (list, tuple) or kind in (list, tuple):
-        if not isinstance(value, list):
-            return f"{where} must be a list, got {_show(value)}"
-        args = get_args(kind)
-        if args:
-            for index, item in enumerate(value):
-                found = _problem(item, args[0], f"{where}[{index}]")
-                if found:
-                    return found
-        return None
+        return _list_problem(value, kind, where)
     if origin is dict or kind is dict:
-        if not isinstance(value, dict):
-            return f"{where} must be an object, got {_show(value)}"
-        args = get_args(kind)
-        if args:
-            for key, item in value.items():
-                found = _problem(item, args[1], f"{where}.{key}")
-                if found:
-                    return found
+        return _dict_problem(value, kind, where)
+    return _scalar_problem(value, kind, where)
+
+
+def _union_problem(value: Any, kind: Any, where: str) -> str | None:
+    """None when one option fits; else the one nested problem, or that none of the options fits."""
+    problems = [_problem(value, option, where) for option in get_args(kind)]
+    if any(p is None for p in problems):
         return None
+    options = " or ".join(_name(option) for option in get_args(kind))
+    nested = [p for p in problems if p and not p.endswith(f"got {_show(value)}")]
+    return nested[0] if len(nested) == 1 else f"{where} must be {options}, got {_show(value)}"
+
+
+def _typeddict_problem(value: Any, kind: Any, where: str) -> str | None:
+    """An object with every required key, each key present of its type."""
+    if not isinstance(value, dict):
+        return f"{where} must be an object ({kind.__name__}), got {_show(value)}"
+    hints = get_type_hints(kind)
+    for key in sorted(kind.__required_keys__):
+        if key not in value:
+            return f"{where} lacks the required key {key!r}"
+    for key, hint in hints.items():
+        if key in value:
+            found = _problem(value[key], hint, f"{where}.{key}")
+            if found:
+                return found
+    return None
+
+
+def _list_problem(value: Any, kind: Any, where: str) -> str | None:
+    """A list (JSON has no tuples), each item of the first type argument if any."""
+    if not isinstance(value, list):
+        return f"{where} must be a list, got {_show(value)}"
+    args = get_args(kind)
+    if args:
+        for index, item in enumerate(value):
+            found = _problem(item, args[0], f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _dict_problem(value: Any, kind: Any, where: str) -> str | None:
+    """An object, each value of the second type argument if any."""
+    if not isinstance(value, dict):
+        return f"{where} must be an object, got {_show(value)}"
+    args = get_args(kind)
+    if args:
+        for key, item in value.items():
+            found = _problem(item, args[1], f"{where}.{key}")
+            if found:
+                return found
+    return None
+
+
+def _scalar_problem(value: Any, kind: Any, where: str) -> str | None:
+    """A JSON scalar: true/false, an integer, a number (an integer too) or a string."""
     if kind is bool:
         return None if isinstance(value, bool) else f"{where} must be true or false, got {_show(value)}"
     if kind is int:

@@ -247,21 +247,30 @@ def _hostile_problems(command: str, parser: argparse.ArgumentParser, tmp_path: P
             except BaseException as error:  # anything escaping main is a finding
                 problems.append(f"{name} {label} ({text!r}): {type(error).__name__} escaped main: {error}")
                 continue
-            err = capsys.readouterr().err
-            lines = [line for line in err.splitlines() if line.strip()]
-            if "Traceback" in err:
-                problems.append(f"{name} {label} ({text!r}): a traceback")
-            if expected is not True and status == 2:
-                if len(lines) != 1 or not lines[0].startswith("sltcheck: error: "):
-                    problems.append(f"{name} {label} ({text!r}): not one line: {lines}")
-                elif action.option_strings and name not in lines[0]:
-                    problems.append(f"{name} {label} ({text!r}): the line does not name the option: {lines[0]}")
-            elif expected is False or (expected is True and (status != 0 or not reached)):
-                problems.append(f"{name} {label} ({text!r}): status {status} (expected "
-                                f"{'acceptance' if expected else 'exit 2'}); stderr {lines}")
-            if _files(cwd) or os.path.exists("/nonexistent/sltcheck-missing"):
-                problems.append(f"{name} {label} ({text!r}): created {_files(cwd)}")
+            problems += _outcome_problems(f"{name} {label} ({text!r})", name, bool(action.option_strings), expected,
+                                          status, capsys.readouterr().err, bool(reached), cwd)
     return problems, tried
+
+
+def _outcome_problems(case: str, name: str, is_option: bool, expected: bool | None, status: object, err: str,
+                      reached: bool, cwd: Path) -> list[str]:
+    """What is wrong with one hostile value's outcome: a traceback, a refusal not in one line naming the
+    option, an unexpected status, or a file created."""
+    problems = []
+    lines = [line for line in err.splitlines() if line.strip()]
+    if "Traceback" in err:
+        problems.append(f"{case}: a traceback")
+    if expected is not True and status == 2:
+        if len(lines) != 1 or not lines[0].startswith("sltcheck: error: "):
+            problems.append(f"{case}: not one line: {lines}")
+        elif is_option and name not in lines[0]:
+            problems.append(f"{case}: the line does not name the option: {lines[0]}")
+    elif expected is False or (expected is True and (status != 0 or not reached)):
+        problems.append(f"{case}: status {status} (expected "
+                        f"{'acceptance' if expected else 'exit 2'}); stderr {lines}")
+    if _files(cwd) or os.path.exists("/nonexistent/sltcheck-missing"):
+        problems.append(f"{case}: created {_files(cwd)}")
+    return problems
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -378,9 +387,9 @@ ISSUE_CASES = [
 ]
 
 # What each command would start if a bad value got through (each must stay untouched).
-WORK = ("sltcheck.lm.sweeps.run_sweep", "sltcheck.lm.sweeps.load_data_for", "sltcheck.lm.bench.bench_lm_step",
-        "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family", "sltcheck.checking.check_variant",
-        "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
+WORK = ("sltcheck.repro.lm.sweeps.run_sweep", "sltcheck.repro.lm.sweeps.load_data_for",
+        "sltcheck.repro.lm.bench.bench_lm_step", "sltcheck.repro.synthetic.run", "sltcheck.certify.run.certify_family",
+        "sltcheck.checking.check_variant", "sltcheck.pruning.calibration.calibrate", "sltcheck.pruning.widths.widths")
 
 
 @pytest.mark.parametrize(("argv", "fragment"), ISSUE_CASES, ids=[" ".join(a)[:60] for a, _ in ISSUE_CASES])

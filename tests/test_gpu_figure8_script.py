@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sltcheck.lm.data import synthetic_text
+from sltcheck.repro.lm.data import synthetic_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

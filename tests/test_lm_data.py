@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from sltcheck.lm.data import (
+from sltcheck.repro.lm.data import (
     BatchStream,
     available_splits,
     default_data_dir,

@@ -7,13 +7,13 @@ import math
 import pytest
 import torch
 
-from sltcheck.lm.edgepopup import (
+from sltcheck.repro.lm.edgepopup import (
     check_keep_fraction,
     compute_masks,
     init_scores,
     kept_count,
 )
-from sltcheck.lm.model import EdgePopupGPT2, ModelConfig, build_gpt2, lm_loss
+from sltcheck.repro.lm.model import EdgePopupGPT2, ModelConfig, build_gpt2, lm_loss
 
 MICRO = ModelConfig(n_layer=2, n_embd=32, n_head=4, block_size=16, vocab_size=64)
 

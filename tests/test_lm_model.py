@@ -9,7 +9,7 @@ import pytest
 import torch
 from scipy import stats
 
-from sltcheck.lm.model import (
+from sltcheck.repro.lm.model import (
     PRESETS,
     EdgePopupGPT2,
     ModelConfig,

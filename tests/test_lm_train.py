@@ -13,9 +13,9 @@ import torch
 
 from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import read_json
-from sltcheck.lm.data import LMData, load_wikitext, synthetic_text
-from sltcheck.lm.model import ModelConfig
-from sltcheck.lm.sweeps import (
+from sltcheck.repro.lm.data import LMData, load_wikitext, synthetic_text
+from sltcheck.repro.lm.model import ModelConfig
+from sltcheck.repro.lm.sweeps import (
     CPU_DENSE_LR,
     SweepConfig,
     combine_sizes,
@@ -27,7 +27,7 @@ from sltcheck.lm.sweeps import (
     summarize,
     write_json,
 )
-from sltcheck.lm.train import RunSpec, TrainConfig, lr_factor, train_run
+from sltcheck.repro.lm.train import RunSpec, TrainConfig, lr_factor, train_run
 
 BLOCK = 32
 
@@ -142,7 +142,7 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     def boom(*args, **kwargs):
         raise AssertionError("a finished run was recomputed")
 
-    monkeypatch.setattr("sltcheck.lm.sweeps.train_run", boom)
+    monkeypatch.setattr("sltcheck.repro.lm.sweeps.train_run", boom)
     assert run_sweep(sweep, data, tmp_path, progress=False)["runs"] == doc["runs"]
     # a sweep with more seeds than finished: collect_only trains nothing and says it is partial
     partial = run_sweep(replace(sweep, seeds=(0, 1, 2)), data, tmp_path, progress=False, collect_only=True)

@@ -494,7 +494,7 @@ def test_workers_die_with_a_killed_driver() -> None:
 
 def test_missing_lm_data_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from sltcheck.lm.data import find_data_dir
+    from sltcheck.repro.lm.data import find_data_dir
 
     monkeypatch.delenv("SLTCHECK_WIKITEXT_DIR", raising=False)
     deep = tmp_path / "a" / "b"
@@ -685,7 +685,7 @@ def test_only_in_another_order_is_the_same_configuration(quick_findings: Path) -
 
 def test_bench_lm_step_out_carries_the_schema_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
-    from sltcheck.lm import bench
+    from sltcheck.repro.lm import bench
 
     monkeypatch.setattr(bench, "bench_lm_step", lambda *args, **kwargs: {"rows": [], "timing": float("inf")})
     monkeypatch.setattr(bench, "format_bench", lambda result: "table")

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sltcheck.pruning import bounded_search, subset_sum
+from sltcheck.pruning import bounded_search, certified_search, enumeration, exact_errors, mip_solvers, subset_sum
+from sltcheck.pruning.certified_search import FAST_TOLERANCE
 from sltcheck.pruning.subset_sum import (
     MIPOptions,
     SolverOutputError,
@@ -161,7 +162,7 @@ def test_unknown_fallback_and_bad_options():
 
 @pytest.fixture
 def fresh_gurobi_env(monkeypatch):
-    monkeypatch.setattr(subset_sum, "_GUROBI_ENV", [])
+    monkeypatch.setattr(mip_solvers, "GUROBI_ENV", [])
 
 
 def test_gurobi_not_installed(monkeypatch, fresh_gurobi_env):
@@ -191,7 +192,7 @@ def test_gurobi_not_licensed(monkeypatch, fresh_gurobi_env):
 def test_gurobi_size_limit_names_the_limit():
     if (reason := subset_sum.available_solvers()["gurobi"]) is not None:
         pytest.skip(f"gurobipy is not usable here: {reason}")
-    a = np.random.default_rng(0).uniform(-1, 1, subset_sum.GUROBI_PIP_SIZE_LIMIT)
+    a = np.random.default_rng(0).uniform(-1, 1, mip_solvers.GUROBI_PIP_SIZE_LIMIT)
     options = MIPOptions(time_limit=2.0)
     try:
         solve_subset_sum(0.3, a, "gurobi", options=options)
@@ -289,7 +290,7 @@ def test_exact_equals_brute_force_on_adversarial_magnitudes(n, seed, spread, dup
     for search in ("enumeration", "one leaf", "branch and bound"):  # n' <= 12; the bounded search, lists long or short
         with pytest.MonkeyPatch.context() as patch:
             if search != "enumeration":
-                patch.setattr(subset_sum, "BATCH_ENUMERATION_MAX", 0)
+                patch.setattr(certified_search, "BATCH_ENUMERATION_MAX", 0)
             if search == "branch and bound":
                 patch.setattr(bounded_search, "LIST_CAP", 4)
             exact = solve_subset_sum(w, a, "exact")
@@ -319,14 +320,14 @@ def test_many_slices_equal_one(monkeypatch, n):
     mitm = solve_subset_sum(w, a, "mitm")
     for p in range(10):
         values = a[p][a[p] != 0]
-        tolerance = subset_sum._shortlist_tolerance(w[p], values)
-        greedy = subset_sum._solve_greedy(w[p], values)
+        tolerance = exact_errors.shortlist_tolerance(w[p], values)
+        greedy = enumeration.solve_greedy(w[p], values)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(sliced_search, "SLICE_SIZE", 32)
             patch.setattr(sliced_search, "MIN_SLICE_SIZE", 1)
             outcome = sliced_search.sliced_search(w[p], values, tolerance, greedy.objective + tolerance)
         used = np.flatnonzero(a[p] != 0)
-        mask = subset_sum._decide_exactly(w[p], a[p], used, outcome.codes)
+        mask = exact_errors.decide_exactly(w[p], a[p], used, outcome.codes)
         assert outcome.complete
         assert mask.tobytes() == mitm.masks[p].tobytes()
 
@@ -375,7 +376,7 @@ def test_beyond_proof_reach_the_floor_certificate_is_exact(n, solver):
             assert result.certificates[p] in ("optimal", "float64-floor")
         if result.certificates[p] == "float64-floor":
             assert result.exact_errors[p] <= Fraction(floor)
-        assert result.exact_errors[p] <= Fraction(max(floor, subset_sum.FAST_TOLERANCE))
+        assert result.exact_errors[p] <= Fraction(max(floor, FAST_TOLERANCE))
         assert result.exact_errors[p] <= solve_subset_sum(w[p], a[p], "greedy").exact_errors[0]
 
 
@@ -391,7 +392,7 @@ def test_a_false_certificate_is_withdrawn(monkeypatch, claim, bound):
     def lying(w, a, solver, time_limit):
         return np.zeros(a.size, dtype=bool), claim, 0.0, bound
 
-    monkeypatch.setattr(subset_sum, "_solve_exact", lying)
+    monkeypatch.setattr(certified_search, "solve_exact", lying)
     w, a = lemma7_instances(3, 20, seed=13)
     result = solve_subset_sum(w, a, "exact")
     assert result.certificates == ("none",) * 3
@@ -450,7 +451,7 @@ def test_window_search_numpy_equals_compiled(n):
     from sltcheck.pruning import window_search
 
     for w, a in (lemma7_instances(6, n, seed=700 + n), adversarial_wide_instances(n, seed=710 + n)):
-        stops = np.array([max(subset_sum.FAST_TOLERANCE, subset_sum.float64_floor(w[p], a[p])) for p in range(w.size)])
+        stops = np.array([max(FAST_TOLERANCE, subset_sum.float64_floor(w[p], a[p])) for p in range(w.size)])
         compiled = window_search.window_search(w, a, stops)
         numpy = window_search.window_search(w, a, stops, use_numba=False)
         for got, want in zip(numpy, compiled, strict=True):
@@ -463,7 +464,7 @@ def test_window_search_equality_can_fail(monkeypatch):
     from sltcheck.pruning import window_search
 
     w, a = lemma7_instances(3, 128, seed=720)
-    stops = np.full(3, subset_sum.FAST_TOLERANCE)
+    stops = np.full(3, FAST_TOLERANCE)
     compiled = window_search.window_search(w, a, stops)
     monkeypatch.setattr(window_search, "_greedy", lambda values, start, stop, residual, mask: residual)
     assert window_search.window_search(w, a, stops, use_numba=False)[0].tobytes() != compiled[0].tobytes()
@@ -474,7 +475,7 @@ def test_fast_window_reaches_its_tolerance_and_is_exactly_checked(n):
     w, a = lemma7_instances(8, n, seed=730 + n)
     result = solve_subset_sum(w, a, "fast")
     for p in range(8):
-        stop = Fraction(max(subset_sum.FAST_TOLERANCE, result.floors[p]))
+        stop = Fraction(max(FAST_TOLERANCE, result.floors[p]))
         assert result.exact_errors[p] == exact_error(w[p], a[p], result.masks[p])
         assert result.exact_errors[p] <= stop
         assert result.certificates[p] in ("float64-floor", "gap")  # gap: stopped at the tolerance, from 0
@@ -525,7 +526,7 @@ def test_window_search_numpy_equals_compiled_on_any_wide_problem(problem):
     from sltcheck.pruning import window_search
 
     w, a = np.array([problem[0]]), problem[1][None]
-    stops = np.array([max(subset_sum.FAST_TOLERANCE, subset_sum.float64_floor(w[0], a[0]))])
+    stops = np.array([max(FAST_TOLERANCE, subset_sum.float64_floor(w[0], a[0]))])
     compiled = window_search.window_search(w, a, stops)
     numpy = window_search.window_search(w, a, stops, use_numba=False)
     assert all(x.tobytes() == y.tobytes() for x, y in zip(compiled, numpy, strict=True))
@@ -555,14 +556,14 @@ def brute_mismatches(distribution: str, n: int, solver: str = "exact") -> list[s
     rng = np.random.default_rng(n)
     found = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(subset_sum, "BATCH_ENUMERATION_MAX", 0)
+        patch.setattr(certified_search, "BATCH_ENUMERATION_MAX", 0)
         for candidates in (*a, *(np.round(a * 2.0**30) / 2.0**30)):
             targets = np.array(reach_targets(candidates, rng))
             problems = np.tile(candidates, (targets.size, 1))
             brute = solve_subset_sum(targets, problems, "brute")
             result = solve_subset_sum(targets, problems, solver)
             for p, w in enumerate(targets.tolist()):
-                stop = Fraction(max(subset_sum.FAST_TOLERANCE, result.floors[p])) if solver == "fast" else Fraction(0)
+                stop = Fraction(max(FAST_TOLERANCE, result.floors[p])) if solver == "fast" else Fraction(0)
                 same = result.masks[p].tobytes() == brute.masks[p].tobytes()
                 if not (same or result.exact_errors[p] <= stop) or result.certificates[p] == "none":
                     found.append(f"w={w!r} {result.certificates[p]} {float(result.exact_errors[p])!r} "
@@ -585,7 +586,7 @@ def test_a_wrong_closed_form_or_pruning_is_seen(monkeypatch):
     # Mutants the comparison with brute force must refute: beyond the reach, every nonzero candidate
     # kept; inside it, every node pruned (the greedy mask comes back, claimed optimal).
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(subset_sum, "_beyond_reach", lambda w, a: None if abs(w) < 0.1 else (a != 0, 0.0))
+        patch.setattr(certified_search, "beyond_reach", lambda w, a: None if abs(w) < 0.1 else (a != 0, 0.0))
         assert brute_mismatches("xavier", 9)
     monkeypatch.setattr(bounded_search.BoundedSearch, "_node_bound", lambda self, target, start: np.inf)
     assert brute_mismatches("uniform", 14)

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sltcheck.lm.train import TrainConfig
+    from sltcheck.repro.lm.train import TrainConfig
 
 
 def _preset_names() -> tuple[str, ...]:
-    from sltcheck.lm.model import PRESETS
+    from sltcheck.repro.lm.model import PRESETS
 
     return tuple(PRESETS)
 
@@ -31,13 +31,13 @@ def _tokenizer_files(path: Path) -> None:
 
 
 def _wikitext(path: Path) -> None:
-    from sltcheck.lm.data import available_splits
+    from sltcheck.repro.lm.data import available_splits
 
     available_splits(path)
 
 
 def _masked(text: str) -> str:
-    from sltcheck.lm.model import parse_masked
+    from sltcheck.repro.lm.model import parse_masked
 
     parse_masked(text)
     return text
@@ -45,7 +45,7 @@ def _masked(text: str) -> str:
 
 def _device(text: str) -> str:
     """auto, cpu or cuda, where this machine has it (checked before any data is read or run trained)."""
-    from sltcheck.lm.train import resolve_device
+    from sltcheck.repro.lm.train import resolve_device
 
     resolve_device(text)
     return text
@@ -53,8 +53,8 @@ def _device(text: str) -> str:
 
 def _common(sub: argparse.ArgumentParser, figure: str, preset: bool = True) -> None:
     from sltcheck.cli.options import OUT_DIRECTORY, Checked, Choice, InputPath, Integer, Number
-    from sltcheck.lm.data import SPLITS
-    from sltcheck.lm.edgepopup import SCOPES
+    from sltcheck.repro.lm.data import SPLITS
+    from sltcheck.repro.lm.edgepopup import SCOPES
 
     _require_lm(sub)
     rate = Number(0, MAX_RATE, low_open=True)
@@ -116,9 +116,9 @@ def _validate_sweep(args: argparse.Namespace) -> None:
     against epochs, each mode's learning rates against the preset's, the splits against the data, and
     that the run directory does not hold another command's outputs."""
     from sltcheck.errors import UsageError
-    from sltcheck.lm.data import available_splits, find_data_dir, resolve_splits
-    from sltcheck.lm.sweeps import default_train
-    from sltcheck.lm.train import check_train_config
+    from sltcheck.repro.lm.data import available_splits, find_data_dir, resolve_splits
+    from sltcheck.repro.lm.sweeps import default_train
+    from sltcheck.repro.lm.train import check_train_config
     from sltcheck.rundir import refuse_other_command
 
     for preset in _presets(args):
@@ -151,7 +151,7 @@ def _out(args: argparse.Namespace, preset: str) -> Path:
 
 
 def _sweep(args: argparse.Namespace, figure: str) -> int:
-    from sltcheck.lm.sweeps import format_table
+    from sltcheck.repro.lm.sweeps import format_table
 
     _set_threads(args.threads)
     out = _out(args, args.preset)
@@ -163,7 +163,7 @@ def _sweep(args: argparse.Namespace, figure: str) -> int:
 
 def _fig7_sizes(args: argparse.Namespace) -> int:
     """The paper's Figure 7: one sweep per size at 30 % kept, combined into OUT/results.json."""
-    from sltcheck.lm.sweeps import combine_sizes, format_table, write_json
+    from sltcheck.repro.lm.sweeps import combine_sizes, format_table, write_json
     from sltcheck.rundir import DirectoryLock, ensure_writable_directory
 
     _set_threads(args.threads)
@@ -178,8 +178,8 @@ def _fig7_sizes(args: argparse.Namespace) -> int:
 
 
 def _run_preset(args: argparse.Namespace, figure: str, preset: str, out: Path) -> dict:
-    from sltcheck.lm.data import find_data_dir
-    from sltcheck.lm.sweeps import (
+    from sltcheck.repro.lm.data import find_data_dir
+    from sltcheck.repro.lm.sweeps import (
         PRESET_SEEDS,
         SweepConfig,
         default_model,
@@ -264,7 +264,7 @@ def _fig8(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from sltcheck.lm.bench import bench_lm_step, format_bench, write_json
+    from sltcheck.repro.lm.bench import bench_lm_step, format_bench, write_json
     from sltcheck.rundir import ensure_writable_file
     from sltcheck.schema import SCHEMA_VERSION
 
@@ -306,7 +306,7 @@ def _fig7_arguments(fig7: argparse.ArgumentParser) -> None:
     from sltcheck.cli.options import Names
 
     _common(fig7, "fig7", preset=False)
-    from sltcheck.lm.sweeps import FIG7_CPU_SIZES, FIG7_SIZES
+    from sltcheck.repro.lm.sweeps import FIG7_CPU_SIZES, FIG7_SIZES
 
     fig7.set_defaults(figure="fig7")
     fig7.add_argument("--sizes", type=Names(_preset_names()), default=",".join(FIG7_CPU_SIZES),
@@ -343,7 +343,7 @@ def _require_lm(parser: argparse.ArgumentParser) -> None:
     from sltcheck.extras import MissingExtra
 
     try:
-        import sltcheck.lm  # noqa: F401 - checks torch
+        import sltcheck.repro.lm  # noqa: F401 - checks torch
     except MissingExtra as error:
         parser.error(str(error))
 

@@ -1,6 +1,6 @@
 """Exact subset sum on magnitudes: branch and bound with bounded meet-in-the-middle leaves.
 
-``sltcheck.pruning.subset_sum._solve_exact`` reduces min |w - a . m| (a nonzero) to
+``sltcheck.pruning.certified_search.solve_exact`` reduces min |w - a . m| (a nonzero) to
 this module's problem. From the base mask "every negative candidate" (sum R-), flipping
 candidate k (keeping a positive one, or dropping a negative one) adds c_k = |a_k| > 0, so
 a . m = R- + c(F) for the flip set F and the error is |t - c(F)| with t = w - R-. From "every

@@ -1,7 +1,7 @@
 """Four-list meet-in-the-middle in value slices: exact subset sum in bounded memory.
 
 The candidates are split in four quarters A, B | C, D (the left half A, B is the
-first n // 2 candidates, as in ``_solve_mitm``).
+first n // 2 candidates, as in ``enumeration.solve_mitm``).
 Each quarter's 2^(n/4) subset sums are enumerated and sorted. A left sum is a
 pair a + b, a right sum a pair c + d; instead of sorting all 2^(n/2) sums of a
 half (what Horowitz-Sahni does, 1 GB at n = 48), the left sums are generated one
@@ -111,6 +111,53 @@ def _slice_bounds(
     return list(zip(edges[:-1][order].tolist(), edges[1:][order].tolist(), strict=True))
 
 
+def _slice_size(values: np.ndarray, half: int, stop_below: float, c_size: int, d_size: int,
+                max_slice_size: int) -> int:
+    """Left sums per slice: ``max_slice_size``, or fewer when the search may stop at ``stop_below``."""
+    if stop_below <= 0.0:
+        return max_slice_size
+    # Pairs within stop_below of w expected per left sum: 2 stop_below times the density of
+    # the right sums (about Gaussian) near w - left; a few such pairs are usually enough.
+    spread = float(np.sqrt(np.sum(values[half:] ** 2) / 4.0 + np.sum(values[:half] ** 2) / 4.0)) + 1e-300
+    per_left = 2.0 * stop_below * c_size * d_size / (spread * 2.5)
+    return int(np.clip(2.0 / max(per_left, 1e-300), MIN_SLICE_SIZE, max_slice_size))
+
+
+def _densest_left_sum(w: float, values: np.ndarray, half: int) -> tuple[float, float, float]:
+    """The left sum l* maximising the product of the two (Gaussian) densities of the left and right
+    sums (the densest pairs lie near it), with the variances of the two halves' sums."""
+    mean_left, mean_right = values[:half].sum() / 2.0, values[half:].sum() / 2.0
+    var_left = float(np.sum(values[:half] ** 2)) / 4.0 + 1e-300
+    var_right = float(np.sum(values[half:] ** 2)) / 4.0 + 1e-300
+    centre = (mean_left * var_right + (w - mean_right) * var_left) / (var_left + var_right)
+    return centre, var_left, var_right
+
+
+def _near_pairs(residuals: np.ndarray, right: np.ndarray, rows: np.ndarray, columns: np.ndarray,
+                window: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) pairs to examine among the near ``rows`` and ``columns``: all of them, or,
+    with many ties (over PAIR_LIMIT), those within ``window`` by sorted windows."""
+    if rows.size * columns.size > PAIR_LIMIT:
+        pair_rows, pair_columns = _pairs_by_windows(residuals[rows], right[columns], window)
+        return rows[pair_rows], columns[pair_columns]
+    pair_rows, pair_columns = (grid.ravel() for grid in np.meshgrid(rows, columns, indexing="ij"))
+    return pair_rows, pair_columns
+
+
+def _out_of_budget(examined: int, max_slices: int | None, deadline: float | None) -> bool:
+    """Whether ``max_slices`` slices are examined or the ``deadline`` (``time.perf_counter()``) is past."""
+    return (max_slices is not None and examined >= max_slices) or (
+        deadline is not None and time.perf_counter() > deadline)
+
+
+def _accepts(accept: Callable[[np.ndarray, np.ndarray], bool] | None, found_codes: list[np.ndarray],
+             found_errors: list[np.ndarray]) -> bool:
+    """Whether ``accept`` (if any) takes the shortlist found so far (if any)."""
+    if accept is None or not found_codes:
+        return False
+    return accept(np.concatenate(found_codes), np.concatenate(found_errors))
+
+
 def sliced_search(
     w: float,
     values: np.ndarray,
@@ -145,19 +192,9 @@ def sliced_search(
     d, d_codes = sorted_subset_sums(values[quarter_right:], quarter_right)
 
     left_count = a.size * b.size
-    slice_size = max_slice_size
-    if stop_below > 0.0:
-        # Pairs within stop_below of w expected per left sum: 2 stop_below times the density of
-        # the right sums (about Gaussian) near w - left; a few such pairs are usually enough.
-        spread = float(np.sqrt(np.sum(values[half:] ** 2) / 4.0 + np.sum(values[:half] ** 2) / 4.0)) + 1e-300
-        per_left = 2.0 * stop_below * c.size * d.size / (spread * 2.5)
-        slice_size = int(np.clip(2.0 / max(per_left, 1e-300), MIN_SLICE_SIZE, max_slice_size))
+    slice_size = _slice_size(values, half, stop_below, c.size, d.size, max_slice_size)
     slices = min(MAX_SLICES, max(1, -(-left_count // slice_size)))
-    # Densest pairs: left sums near l* maximising the product of the two (Gaussian) densities.
-    mean_left, mean_right = values[:half].sum() / 2.0, values[half:].sum() / 2.0
-    var_left = float(np.sum(values[:half] ** 2)) / 4.0 + 1e-300
-    var_right = float(np.sum(values[half:] ** 2)) / 4.0 + 1e-300
-    centre = (mean_left * var_right + (w - mean_right) * var_left) / (var_left + var_right)
+    centre, var_left, var_right = _densest_left_sum(w, values, half)
 
     best = float(upper)
     found_codes: list[np.ndarray] = []
@@ -200,11 +237,7 @@ def sliced_search(
         near_right = np.unique(np.concatenate([right_sorted[i:j] for i, j in spans]))
         rows = np.flatnonzero(np.isin(residuals, near_residuals))
         columns = np.flatnonzero(np.isin(right, near_right))
-        if rows.size * columns.size > PAIR_LIMIT:  # many ties: pair them by sorted windows instead
-            pair_rows, pair_columns = _pairs_by_windows(residuals[rows], right[columns], window)
-            pair_rows, pair_columns = rows[pair_rows], columns[pair_columns]
-        else:
-            pair_rows, pair_columns = (grid.ravel() for grid in np.meshgrid(rows, columns, indexing="ij"))
+        pair_rows, pair_columns = _near_pairs(residuals, right, rows, columns, window)
         errors = np.abs(residuals[pair_rows] - right[pair_columns])
         close = errors <= window
         found_codes.append(left_codes[pair_rows[close]] | right_codes[pair_columns[close]])
@@ -219,17 +252,13 @@ def sliced_search(
         examine(float(centre) - width / 2.0, float(centre) + width / 2.0, float(reach))
     complete = True
     for examined, (low, high) in enumerate(_slice_bounds(a, b, slices, float(centre))):
-        if (max_slices is not None and examined >= max_slices) or (
-                deadline is not None and time.perf_counter() > deadline):
+        if _out_of_budget(examined, max_slices, deadline):
             complete = False
             break
         examine(low, high)
-        if best <= stop_below and accept is not None and found_codes:
-            codes = np.concatenate(found_codes)
-            errors = np.concatenate(found_errors)
-            if accept(codes, errors):
-                complete = False
-                break
+        if best <= stop_below and _accepts(accept, found_codes, found_errors):
+            complete = False
+            break
     codes = np.concatenate(found_codes) if found_codes else np.zeros(0, dtype=np.int64)
     errors = np.concatenate(found_errors) if found_errors else np.zeros(0)
     keep = errors <= best + 2.0 * tolerance

@@ -44,12 +44,25 @@ def _certified(finding: dict[str, Any]) -> str:
 
 
 def render(data: dict[str, Any], source: str = "findings.json") -> str:
+    """The findings of ``sltcheck check`` (``data``, read from ``source``) as Markdown, section by section."""
     findings = data.get("findings", [])
     lines = [
         f"Generated from `{source}` (`sltcheck check --profile {data.get('profile')} --seed {data.get('seed')}`; "
         "the worst-case search of `sltcheck/harness/search.py` at that profile's budget).",
         "",
     ]
+    sections = (
+        _violations(findings, source), _held(findings), _attained(findings), _not_counted(findings),
+        _mutants(data), _power(data), _repaired(data), _families(data), _slack(data), _probability(data),
+    )
+    for section in sections:
+        lines += section
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _violations(findings: list[dict[str, Any]], source: str) -> list[str]:
+    """The violations, each with its replay command, or the line that there is none."""
+    lines: list[str] = []
     violated = [f for f in findings if f.get("violated")]
     if violated:
         lines.append("**Violations** (each replays with the command after it):")
@@ -70,6 +83,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
     else:
         lines.append("**No variant was violated.**")
         lines.append("")
+    return lines
+
+
+def _held(findings: list[dict[str, Any]]) -> list[str]:
+    """The table of the worst ratio of every variant that held."""
+    lines: list[str] = []
     held = [f for f in findings if outcome(f) == "held"]
     if held:
         lines.append("Worst ratio measured / bound of every variant that held (`*`: the default, the proofs' reading):")
@@ -85,17 +104,35 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{_certified(f) or '-'} |"
             )
         lines.append("")
+    return lines
+
+
+def _attained(findings: list[dict[str, Any]]) -> list[str]:
+    """The variants with examples whose two sides are equal, proved exactly."""
+    lines: list[str] = []
     attained = [f"{f['statement']} `{f['variant']}` ({f['attained']} of {f.get('examples')})"
                 for f in findings if f.get("attained")]
     if attained:
         lines.append("Examples whose two sides are equal as real numbers, proved in exact arithmetic (held, with "
                      f"equality: `attained`): {', '.join(attained)}.")
         lines.append("")
+    return lines
+
+
+def _not_counted(findings: list[dict[str, Any]]) -> list[str]:
+    """The variants undecided or not measured (not counted as held)."""
+    lines: list[str] = []
     for kind in ("undecided", "not measured"):
         names = [f"{f['statement']} `{f['variant']}`" for f in findings if outcome(f) == kind]
         if names:
             lines.append(f"{kind.capitalize()} (not counted as held): {', '.join(names)}.")
             lines.append("")
+    return lines
+
+
+def _mutants(data: dict[str, Any]) -> list[str]:
+    """How many mutants were refuted, and those that survived."""
+    lines: list[str] = []
     mutants = data.get("mutants", [])
     if mutants:
         refuted = sum(bool(m.get("refuted")) for m in mutants)
@@ -106,6 +143,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
             if not m.get("refuted"):
                 lines.append(f"- survived: {m['statement']} `{m['mutant']}` ({m.get('why', '')})")
         lines.append("")
+    return lines
+
+
+def _power(data: dict[str, Any]) -> list[str]:
+    """The search power table (best found / known supremum)."""
+    lines: list[str] = []
     power = data.get("power", [])
     if power:
         lines.append("Search power (best found / known supremum, or best measured beside a bracket's lower end):")
@@ -119,6 +162,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                 f"{'-' if value is None else f'{value:.4f}'} | {r['evaluations']} | {r['seconds']} |"
             )
         lines.append("")
+    return lines
+
+
+def _repaired(data: dict[str, Any]) -> list[str]:
+    """The repaired constants table (`sltcheck/repaired.py`)."""
+    lines: list[str] = []
     repaired = data.get("repaired_constants") or []
     if repaired:
         lines.append("Repaired constants (`sltcheck/repaired.py`): for every false or loose variant, the smallest c "
@@ -132,6 +181,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
             lines.append(f"| {r['statement']} | {r['variant']} | {repair_constant(r)} | {repair_lower(r)} | "
                          f"{repair_upper(r)} | {'yes' if r.get('attained') else 'approached, not attained'} |")
         lines.append("")
+    return lines
+
+
+def _families(data: dict[str, Any]) -> list[str]:
+    """The verdicts certified over whole families (`sltcheck certify`)."""
+    lines: list[str] = []
     families = (data.get("certified_over_family") or {}).get("families", [])
     if families:
         lines.append("Certified over whole families (`sltcheck certify`: interval branch-and-bound; held = every "
@@ -148,6 +203,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                          f"{_number(e.get('sup_upper'))}] | {proven} | {known} | {e.get('boxes')} | "
                          f"{e.get('seconds')} |")
         lines.append("")
+    return lines
+
+
+def _slack(data: dict[str, Any]) -> list[str]:
+    """The slack table: how loose each default bound is."""
+    lines: list[str] = []
     slack = data.get("slack", [])
     if slack:
         lines.append("How loose each default bound is: bound / supremum of the measured side (a range where the "
@@ -166,6 +227,12 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
                         if r.get("kind") == "bracket" and r.get("lower") is not None else _number(r.get("supremum")))
             lines.append(f"| {r['statement']} | {_fixed(r['params'])} | {supremum} | {r['kind']} | {value} |")
         lines.append("")
+    return lines
+
+
+def _probability(data: dict[str, Any]) -> list[str]:
+    """The probability statements' tables."""
+    lines: list[str] = []
     probability = data.get("probability")
     if probability:
         from sltcheck.pruning import allocation
@@ -181,7 +248,7 @@ def render(data: dict[str, Any], source: str = "findings.json") -> str:
         lines.append(frequencies.format_tables(probability))
         lines.append("```")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> str:

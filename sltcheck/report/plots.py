@@ -65,10 +65,42 @@ def _fmt(value: float) -> str:
     return f"{value:.0e}" if (abs(value) >= 1e4 or 0 < abs(value) < 1e-2) else f"{value:g}"
 
 
-def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, logy: bool = False,
-              logx: bool = False, width: int = 560, height: int = 340) -> str:
-    """A line plot with optional error bars (mean ± std) and log axes."""
-    left, right, top, bottom = 70, 170, 30, 50
+@dataclass(frozen=True)
+class _Axes:
+    """A line plot's data ranges, scales and margins: maps data to SVG coordinates."""
+
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    logx: bool
+    logy: bool
+    width: int
+    height: int
+    left: int = 70
+    right: int = 170
+    top: int = 30
+    bottom: int = 50
+
+    def tx(self, x: float) -> float:
+        if self.logx:
+            fraction = (math.log10(x) - math.log10(self.x0)) / (math.log10(self.x1) - math.log10(self.x0))
+        else:
+            fraction = (x - self.x0) / (self.x1 - self.x0)
+        return self.left + fraction * (self.width - self.left - self.right)
+
+    def ty(self, y: float) -> float:
+        if self.logy:
+            y = max(y, self.y0)
+            fraction = (math.log10(y) - math.log10(self.y0)) / (math.log10(self.y1) - math.log10(self.y0))
+        else:
+            fraction = (y - self.y0) / (self.y1 - self.y0)
+        return self.height - self.bottom - fraction * (self.height - self.top - self.bottom)
+
+
+def _data_ranges(series: list[Series], logx: bool, logy: bool) -> tuple[float, float, float, float] | None:
+    """(x0, x1, y0, y1) over the series that scale the axis (error bars included; log axes to whole
+    decades, a degenerate range widened by 1 each way); None when nothing can be drawn."""
     scaling = [s for s in series if s.scales_axis] or series
     xs = [x for s in series for x in s.x]
     ys = [y for s in scaling for y in s.y]
@@ -81,7 +113,7 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
     if logx:
         xs = [x for x in xs if x > 0]
     if not xs or not ys:
-        return _empty(title, width, height)
+        return None
     x0, x1 = min(xs), max(xs)
     y0, y1 = min(ys), max(ys)
     if logy:
@@ -90,34 +122,25 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
         y0, y1 = y0 - 1, y1 + 1
     if x0 == x1:
         x0, x1 = x0 - 1, x1 + 1
+    return x0, x1, y0, y1
 
-    def tx(x: float) -> float:
-        if logx:
-            fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
-        else:
-            fraction = (x - x0) / (x1 - x0)
-        return left + fraction * (width - left - right)
 
-    def ty(y: float) -> float:
-        if logy:
-            y = max(y, y0)
-            fraction = (math.log10(y) - math.log10(y0)) / (math.log10(y1) - math.log10(y0))
-        else:
-            fraction = (y - y0) / (y1 - y0)
-        return height - bottom - fraction * (height - top - bottom)
-
+def _axis_parts(axes: _Axes, title: str, xlabel: str, ylabel: str) -> list[str]:
+    """The frame, the two axes with their ticks and grid lines, and the axis labels."""
+    left, right, top, bottom, width, height = axes.left, axes.right, axes.top, axes.bottom, axes.width, axes.height
+    tx, ty = axes.tx, axes.ty
     parts = [
         *_frame(title, width, height, title_x=width / 2 - right / 2 + left / 2, title_y=18, title_size=14),
         f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="black"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
     ]
-    for tick in _ticks(y0, y1, logy):
-        if y0 <= tick <= y1:
+    for tick in _ticks(axes.y0, axes.y1, axes.logy):
+        if axes.y0 <= tick <= axes.y1:
             parts.append(f'<line x1="{left - 4}" y1="{ty(tick):.1f}" x2="{width - right}" y2="{ty(tick):.1f}" '
                          f'stroke="#ddd"/><text x="{left - 6}" y="{ty(tick) + 4:.1f}" text-anchor="end" '
                          f'font-size="11">{escape(_fmt(tick))}</text>')
-    for tick in _ticks(x0, x1, logx):
-        if x0 <= tick <= x1:
+    for tick in _ticks(axes.x0, axes.x1, axes.logx):
+        if axes.x0 <= tick <= axes.x1:
             parts.append(f'<line x1="{tx(tick):.1f}" y1="{height - bottom}" x2="{tx(tick):.1f}" '
                          f'y2="{height - bottom + 4}" stroke="black"/><text x="{tx(tick):.1f}" '
                          f'y="{height - bottom + 17}" text-anchor="middle" font-size="11">{escape(_fmt(tick))}</text>')
@@ -125,29 +148,49 @@ def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, log
                  f'font-size="12">{escape(xlabel)}</text>')
     parts.append(f'<text x="16" y="{(top + height - bottom) / 2:.0f}" text-anchor="middle" font-size="12" '
                  f'transform="rotate(-90 16 {(top + height - bottom) / 2:.0f})">{escape(ylabel)}</text>')
-    for index, s in enumerate(series):
-        color = s.color or PALETTE[index % len(PALETTE)]
-        points = [(x, y) for x, y in zip(s.x, s.y, strict=True)
-                  if (not logy or y > 0) and (not logx or x > 0) and (math.isfinite(y) or not s.scales_axis)]
+    return parts
+
+
+def _series_parts(s: Series, index: int, axes: _Axes) -> list[str]:
+    """One series: its line, markers, error bars and legend entry (points beyond the axis of a
+    series that does not scale it as labelled arrows at the edge)."""
+    logx, logy, y0, y1, tx, ty = axes.logx, axes.logy, axes.y0, axes.y1, axes.tx, axes.ty
+    color = s.color or PALETTE[index % len(PALETTE)]
+    points = [(x, y) for x, y in zip(s.x, s.y, strict=True)
+              if (not logy or y > 0) and (not logx or x > 0) and (math.isfinite(y) or not s.scales_axis)]
+    if not points:
+        return []
+    parts: list[str] = []
+    dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+    if not s.scales_axis:
+        parts += _off_scale_markers([p for p in points if not y0 <= p[1] <= y1], tx, ty, y0, y1, color)
+        points = [p for p in points if y0 <= p[1] <= y1]
         if not points:
-            continue
-        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
-        if not s.scales_axis:
-            parts += _off_scale_markers([p for p in points if not y0 <= p[1] <= y1], tx, ty, y0, y1, color)
-            points = [p for p in points if y0 <= p[1] <= y1]
-            if not points:
-                parts.append(_legend(width, right, top, index, color, dash, f"{s.label} (off scale)"))
-                continue
-        path = " ".join(f"{tx(x):.1f},{ty(y):.1f}" for x, y in points)
-        parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>')
-        if s.markers:
-            parts += [f'<circle cx="{tx(x):.1f}" cy="{ty(y):.1f}" r="3" fill="{color}"/>' for x, y in points]
-        if s.yerr:
-            for x, y, e in zip(s.x, s.y, s.yerr, strict=True):
-                low = y - e if (not logy or y - e > 0) else y0
-                parts.append(f'<line x1="{tx(x):.1f}" y1="{ty(low):.1f}" x2="{tx(x):.1f}" '
-                             f'y2="{ty(y + e):.1f}" stroke="{color}" stroke-width="1"/>')
-        parts.append(_legend(width, right, top, index, color, dash, s.label))
+            parts.append(_legend(axes.width, axes.right, axes.top, index, color, dash, f"{s.label} (off scale)"))
+            return parts
+    path = " ".join(f"{tx(x):.1f},{ty(y):.1f}" for x, y in points)
+    parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>')
+    if s.markers:
+        parts += [f'<circle cx="{tx(x):.1f}" cy="{ty(y):.1f}" r="3" fill="{color}"/>' for x, y in points]
+    if s.yerr:
+        for x, y, e in zip(s.x, s.y, s.yerr, strict=True):
+            low = y - e if (not logy or y - e > 0) else y0
+            parts.append(f'<line x1="{tx(x):.1f}" y1="{ty(low):.1f}" x2="{tx(x):.1f}" '
+                         f'y2="{ty(y + e):.1f}" stroke="{color}" stroke-width="1"/>')
+    parts.append(_legend(axes.width, axes.right, axes.top, index, color, dash, s.label))
+    return parts
+
+
+def line_plot(series: list[Series], *, title: str, xlabel: str, ylabel: str, logy: bool = False,
+              logx: bool = False, width: int = 560, height: int = 340) -> str:
+    """A line plot with optional error bars (mean ± std) and log axes."""
+    ranges = _data_ranges(series, logx, logy)
+    if ranges is None:
+        return _empty(title, width, height)
+    axes = _Axes(*ranges, logx=logx, logy=logy, width=width, height=height)
+    parts = _axis_parts(axes, title, xlabel, ylabel)
+    for index, s in enumerate(series):
+        parts += _series_parts(s, index, axes)
     return _close(parts)
 
 

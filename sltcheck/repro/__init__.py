@@ -2,7 +2,7 @@
 
 Synthetic (Appendix B.1, Figures 4-6): :mod:`sltcheck.repro.synthetic`, run by :func:`figure` (and
 ``sltcheck repro fig4|fig5|fig6``, a thin layer over it). Language modelling (Appendix B.2,
-Figures 7-8): :mod:`sltcheck.lm`.
+Figures 7-8): :mod:`sltcheck.repro.lm`.
 """
 
 from __future__ import annotations

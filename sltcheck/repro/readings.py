@@ -99,6 +99,20 @@ def make_config(figure: str, preset: str, grid: dict[str, tuple[str, ...] | None
     """A validated configuration: ``grid`` gives the values of any axis (others: :data:`DEFAULTS`)."""
     if figure not in synthetic.FIGURES:
         raise UsageError(f"figure must be one of {', '.join(synthetic.FIGURES)}, got {figure!r}")
+    chosen = _chosen_axes(figure, grid)
+    _check_axis_values(chosen)
+    config = ReadingsConfig(figure, preset, chosen, **options)
+    for _, run_config in config.runs():  # every computed combination checked before any work
+        synthetic.validate_config(run_config)
+    for span in config.fit_widths:
+        if span is not None and not (isinstance(span, tuple) and len(span) == 2 and 1 <= span[0] < span[1]):
+            raise UsageError(f"--fit-widths must be ranges LO:HI with 1 <= LO < HI, got {span!r}")
+    return config
+
+
+def _chosen_axes(figure: str, grid: dict[str, tuple[str, ...] | None] | None) -> dict[str, tuple[str, ...]]:
+    """Every axis's values: ``grid``'s (duplicates dropped) where given, else :data:`DEFAULTS`'s;
+    Figure 6's token is always ``learned``."""
     chosen = {axis: tuple(values) for axis, values in DEFAULTS.items()}
     for axis, values in (grid or {}).items():
         if axis not in DEFAULTS:
@@ -109,6 +123,11 @@ def make_config(figure: str, preset: str, grid: dict[str, tuple[str, ...] | None
         if grid and grid.get("token") is not None:
             raise UsageError("--tokens: Figure 6's targets are untrained (no regression token to choose)")
         chosen["token"] = ("learned",)
+    return chosen
+
+
+def _check_axis_values(chosen: dict[str, tuple[str, ...]]) -> None:
+    """Every axis names at least one value, and the error, fit and norms axes only allowed ones."""
     allowed = {"error": tuple(synthetic.ERRORS), "fit": FITS, "norms": tuple(NORMS)}
     for axis, values in chosen.items():
         if not values:
@@ -116,13 +135,6 @@ def make_config(figure: str, preset: str, grid: dict[str, tuple[str, ...] | None
         for value in values:
             if axis in allowed and value not in allowed[axis]:
                 raise UsageError(f"--{axis}s must name values from {', '.join(allowed[axis])}, got {value!r}")
-    config = ReadingsConfig(figure, preset, chosen, **options)
-    for _, run_config in config.runs():  # every computed combination checked before any work
-        synthetic.validate_config(run_config)
-    for span in config.fit_widths:
-        if span is not None and not (isinstance(span, tuple) and len(span) == 2 and 1 <= span[0] < span[1]):
-            raise UsageError(f"--fit-widths must be ranges LO:HI with 1 <= LO < HI, got {span!r}")
-    return config
 
 
 @dataclass(frozen=True)

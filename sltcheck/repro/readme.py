@@ -395,10 +395,10 @@ def _fig7_section(document: dict[str, Any]) -> list[str]:
                      f"{'/'.join(f'{v:g}' for v in sorted(dense_lrs))} (the paper: 1e-4 for both, over 11,350 steps). "
                      "In a few hundred CPU steps 1e-4 barely moves the scores, and dense weights want a far "
                      "smaller rate than scores: each mode's CPU rate is the best of a sweep "
-                     "(sltcheck/lm/README.md, \"Learning rate per mode\").")
+                     "(sltcheck/repro/lm/README.md, \"Learning rate per mode\").")
     lines.append("- Frozen embeddings: edge-popup masks only the blocks' weights, so its output layer is the "
                  "random tied embedding, while the dense model trains it; at CPU widths this caps what the "
-                 "SLTs can express (sltcheck/lm/README.md), which the paper's widths (512 to 1024) relax.")
+                 "SLTs can express (sltcheck/repro/lm/README.md), which the paper's widths (512 to 1024) relax.")
     return lines
 
 
@@ -433,7 +433,7 @@ def _fig8_section(document: dict[str, Any]) -> list[str]:
                  f"{config['train']['steps_per_epoch']} steps instead of 50 x 227), run to see whether the "
                  "minimum near n_K^(1/4) appears at all.")
     lines.append(f"- Score learning rate {config['train']['lr']:g} instead of 1e-4: in a few hundred CPU steps "
-                 "1e-4 barely moves the scores (sltcheck/lm/README.md).")
+                 "1e-4 barely moves the scores (sltcheck/repro/lm/README.md).")
     return lines
 
 

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import read_json
-from sltcheck.lm.data import LMData, load_wikitext
-from sltcheck.lm.edgepopup import check_keep_fraction
-from sltcheck.lm.model import MODES, ModelConfig, get_preset, theory_scale
-from sltcheck.lm.train import RunSpec, TrainConfig, check_spec, train_run
 from sltcheck.numerics.validation import check_choice
+from sltcheck.repro.lm.data import LMData, load_wikitext
+from sltcheck.repro.lm.edgepopup import check_keep_fraction
+from sltcheck.repro.lm.model import MODES, ModelConfig, get_preset, theory_scale
+from sltcheck.repro.lm.train import RunSpec, TrainConfig, check_spec, train_run
 from sltcheck.schema import SCHEMA_VERSION  # the version sltcheck report checks results.json against
 
 FIG8_SCALES: tuple[float | str, ...] = (1.0, 1.5, 2.0, 2.5, "theory", 3.5, 4.0, 5.0)
@@ -54,7 +54,7 @@ FIGURES = ("fig7", "fig7-keep", "fig8")
 PRESET_TRAIN: dict[str, TrainConfig] = {
     "cpu-tiny": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=16, val_blocks=128),
     # cpu-learn / cpu-xs: vocabulary 512, context 32, a score learning rate of 0.03 so that the
-    # masks move within minutes (see sltcheck/lm/README.md for the measured losses)
+    # masks move within minutes (see sltcheck/repro/lm/README.md for the measured losses)
     "cpu-learn": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=32, lr=3e-2, min_lr=3e-3,
                              val_blocks=256),
     "cpu-xs": TrainConfig(epochs=4, steps_per_epoch=50, batch_size=32, lr=3e-2, min_lr=3e-3,
@@ -73,7 +73,7 @@ PRESET_TRAIN: dict[str, TrainConfig] = {
 # optimiser for every model it trains (AdamW, lr 1e-4 cosine to 1e-5, warm-up over the first
 # epoch; weight decay not stated), so the paper presets train dense weights exactly like the
 # scores. The CPU presets' score lr of 3e-2 is far above what dense weights want; their dense lr
-# is the best of a sweep over 1e-4..3e-2 at cpu-xs and cpu-w128 (sltcheck/lm/README.md, "Learning
+# is the best of a sweep over 1e-4..3e-2 at cpu-xs and cpu-w128 (sltcheck/repro/lm/README.md, "Learning
 # rate per mode"). Steps, batch and validation are the same for both modes: only the optimiser differs.
 CPU_DENSE_LR, CPU_DENSE_MIN_LR = 3e-3, 3e-4
 PRESET_DENSE_TRAIN: dict[str, TrainConfig] = {

@@ -15,7 +15,7 @@ move a score by a few 1e-2 against a range of 1/sqrt(fan_in)); pass a larger
 
 Checkpoints hold the trainable tensors, optimiser and scheduler states, RNG
 states, the data position (the step; batches depend only on seed and step,
-see :class:`~sltcheck.lm.data.BatchStream`), the validation history and the
+see :class:`~sltcheck.repro.lm.data.BatchStream`), the validation history and the
 elapsed seconds. They are written to a temporary file and renamed, so a
 ``kill -9`` leaves either the old or the new checkpoint. The frozen weights
 are regenerated from the seed and checked against a stored fingerprint.
@@ -36,9 +36,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from sltcheck.lm.data import BatchStream, LMData, validation_subset
-from sltcheck.lm.edgepopup import check_keep_fraction
-from sltcheck.lm.model import (
+from sltcheck.numerics.validation import check_choice, check_positive
+from sltcheck.repro.lm.data import BatchStream, LMData, validation_subset
+from sltcheck.repro.lm.edgepopup import check_keep_fraction
+from sltcheck.repro.lm.model import (
     DEFAULT_MASKED,
     MODES,
     ModelConfig,
@@ -46,7 +47,6 @@ from sltcheck.lm.model import (
     lm_loss,
     parse_masked,
 )
-from sltcheck.numerics.validation import check_choice, check_positive
 
 CHECKPOINT_VERSION = 1
 
@@ -199,6 +199,29 @@ def evaluate(model: torch.nn.Module, blocks: torch.Tensor, batch_size: int,
     return total / count
 
 
+def _resume(ckpt_path: Path, spec: RunSpec, fingerprint: list[float], params: list[torch.nn.Parameter],
+            optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler,
+            dev: torch.device) -> tuple[int, list[dict], float, float]:
+    """Load the checkpoint of this very run (same spec, same frozen weights) into the trainable
+    parameters, optimizer, scheduler and RNGs; returns its step, history, best loss and seconds."""
+    state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+    if state["spec"] != spec.to_dict():
+        raise ValueError(
+            f"run_dir {str(ckpt_path.parent)!r} holds a checkpoint of a different run; "
+            "use another run directory (or delete it) to start this one"
+        )
+    if state["fingerprint"] != fingerprint:
+        raise ValueError("checkpoint frozen-weight fingerprint differs from the regenerated "
+                         f"weights in {str(ckpt_path)!r}; the model code or seed changed")
+    with torch.no_grad():
+        for p, saved in zip(params, state["trainable"], strict=True):
+            p.copy_(saved.to(dev))
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    _set_rng_state(state["rng"])
+    return state["data_position"], state["history"], state["best_val_loss"], state["seconds"]
+
+
 def train_run(
     spec: RunSpec,
     data: LMData,
@@ -242,25 +265,10 @@ def train_run(
     stream = BatchStream(data.train, cfg.batch_size * cfg.grad_accum, spec.seed)
     val_blocks = validation_subset(data.val, cfg.val_blocks)
 
-    step, history, best, seconds = 0, [], math.inf, 0.0
+    history: list[dict] = []
+    step, best, seconds = 0, math.inf, 0.0
     if ckpt_path.is_file():
-        state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
-        if state["spec"] != spec.to_dict():
-            raise ValueError(
-                f"run_dir {str(run_dir)!r} holds a checkpoint of a different run; "
-                "use another run directory (or delete it) to start this one"
-            )
-        if state["fingerprint"] != fingerprint:
-            raise ValueError("checkpoint frozen-weight fingerprint differs from the regenerated "
-                             f"weights in {str(ckpt_path)!r}; the model code or seed changed")
-        with torch.no_grad():
-            for p, saved in zip(params, state["trainable"], strict=True):
-                p.copy_(saved.to(dev))
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"])
-        step, history, best = state["data_position"], state["history"], state["best_val_loss"]
-        seconds = state["seconds"]
+        step, history, best, seconds = _resume(ckpt_path, spec, fingerprint, params, optimizer, scheduler, dev)
 
     def checkpoint() -> None:
         save_checkpoint(ckpt_path, {

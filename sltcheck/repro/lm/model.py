@@ -38,14 +38,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sltcheck.lm.edgepopup import (
+from sltcheck.numerics.validation import check_choice
+from sltcheck.repro.lm.edgepopup import (
     SCOPES,
     check_keep_fraction,
     compute_masks,
     init_scores,
     score_fan_in,
 )
-from sltcheck.numerics.validation import check_choice
 
 INIT_STD = 0.02
 MODES: tuple[str, ...] = ("edge-popup", "dense")

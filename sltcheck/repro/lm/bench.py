@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from sltcheck.lm.model import build_wrapped, get_preset, lm_loss
-from sltcheck.lm.train import resolve_device
+from sltcheck.repro.lm.model import build_wrapped, get_preset, lm_loss
+from sltcheck.repro.lm.train import resolve_device
 
 
 def time_steps(model, batch: torch.Tensor, *, warmup: int, repeats: int, amp: bool) -> list[float]:
