@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from sltcheck.harness.runner import Record
     from sltcheck.records import CheckRun, FindingRecord, FindingsFile, MutantRecord, SearchRecord, VerdictRecord
-    from sltcheck.statements import Instance
+    from sltcheck.statement_types import Instance
 
 LOG = logging.getLogger("sltcheck")
 MAX_SEED = 2**32 - 1

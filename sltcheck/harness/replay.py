@@ -31,7 +31,7 @@ import mpmath
 from sltcheck.errors import StoredResultError
 from sltcheck.numerics.defaults import GUARD_DIGITS, PROPERTY_DPS
 from sltcheck.numerics.verdict import PRINTED_DIGITS, Verdict
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.cli.output)
 MAX_DPS = 10_000

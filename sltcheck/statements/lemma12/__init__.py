@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements.lemma12 import worst_case
 from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift, supremum_bound
 

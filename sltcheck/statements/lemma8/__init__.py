@@ -42,7 +42,7 @@ import numpy as np
 from sltcheck.model import reference
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
-from sltcheck.statements import Instance, Mutant, multiplicity_of
+from sltcheck.statement_types import Instance, Mutant, multiplicity_of
 
 ASSUMPTIONS = ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows")
 

@@ -84,7 +84,7 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import expm1, max_abs, num, rounded, spectral, sqrt, stable, stated_or_proven
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 
 # Theorem 11 (appendix A.4): Theorem 9's hypotheses, Theorem 10's FC layers of spectral norm <= 1

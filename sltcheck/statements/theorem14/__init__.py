@@ -90,7 +90,7 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import expm1, num, rounded, spectral, sqrt, stated_or_proven
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements.theorem14 import worst_case

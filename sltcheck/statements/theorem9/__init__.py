@@ -106,7 +106,7 @@ from sltcheck.numerics.arithmetic import (
     stated_or_proven,
 )
 from sltcheck.numerics.defaults import GUARD_DIGITS
-from sltcheck.statements import Instance, Mutant, multiplicity_of
+from sltcheck.statement_types import Instance, Mutant, multiplicity_of
 from sltcheck.statements.contract import submodule
 
 # Theorem 9 (appendix A.3; Theorem 3 in Section 3.2) assumes alpha >= max(sqrt(d1), sqrt(d2)) and
