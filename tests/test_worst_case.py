@@ -241,7 +241,7 @@ def test_the_d1_closed_form_bounds_every_instance_at_every_eps(statement):
     2 eps (H phi + 1) (Lemma 13), at every eps_max; checked at 40 digits on random d1 = 1 instances."""
     from sltcheck.assumptions import violations
     from sltcheck.statements import lemma12, lemma13
-    from sltcheck.statements.lemma12.lipschitz import supremum_bound
+    from sltcheck.statements.shared.lipschitz import supremum_bound
 
     rng = np.random.default_rng(32)
     module = lemma13 if statement == "lemma13" else lemma12

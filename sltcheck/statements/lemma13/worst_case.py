@@ -55,7 +55,7 @@ import math
 from typing import Any
 
 from sltcheck.statements.lemma12 import worst_case as w12
-from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result
+from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result
 
 PARAMS = ("H", "d1", "L", "alpha", "eps_max")
 
