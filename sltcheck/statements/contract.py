@@ -151,7 +151,7 @@ PARTS: dict[str, Part] = {p.key: p for p in (
          )),
     Part("worst_case", "worst_case.py", False,
          "the derived worst case: the supremum of the measured side, closed form or bracket",
-         "sltcheck.worst_case, the report's slack table", (
+         "sltcheck.suprema, the report's slack table", (
              Name("supremum", "supremum(**params) -> dict: value, lower, upper, kind, instance, bound, slack"),
              Name("PARAMS", "the parameters supremum takes"),
              _optional("SLACK_ROWS", "(statement, params) rows of the report's slack table (absent: none)", ()),

@@ -107,6 +107,7 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.statement_types import Bound
 from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result
 from sltcheck.statements.shared.suprema_search import INSIDE, Unpacker, best_instance, into_ball, pad, spectral_unit
 
@@ -174,7 +175,7 @@ def two_value_instance(count: int, T: int, alpha: float, eps_max: float, H: int 
     head, L identity FC layers (Lemma 13): d1 = d_K = d_V = 1, full mask. Everything a few ulps inside."""
     if not (isinstance(count, int) and isinstance(T, int) and 1 <= count < T):
         raise ValueError(f"count and T must be integers with 1 <= count < T, got {count!r}, {T!r}")
-    from sltcheck.statements.lemma12.family import perturbed  # exact: |x - x'| <= eps, |x'| <= alpha
+    from sltcheck.statements.lemma12.token_families import perturbed  # exact: |x - x'| <= eps, |x'| <= alpha
 
     x = alpha * INSIDE
     X = np.array([x] * count + [-x] * (T - count)).reshape(T, 1)
@@ -254,13 +255,14 @@ class Layout:
 
 
 def search(H: int, d1: int, d2: int, alpha: float, eps_max: float, L: int = 0,
-           random_starts: int = 2, seed: int = 0) -> dict[str, Any]:
-    """The best instance found (every head alike) and its value recomputed in mpmath."""
-    from sltcheck.statements import lemma12, lemma13
+           random_starts: int = 2, seed: int = 0, measured: Bound | None = None) -> dict[str, Any]:
+    """The best instance found (every head alike) and its value recomputed in mpmath: Lemma 12's
+    measured side, or ``measured`` (Lemma 13's, for its blocks with ``L`` FC layers)."""
+    from sltcheck.statements import lemma12  # the package imports this module
 
     if isinstance(random_starts, bool) or not isinstance(random_starts, int) or random_starts < 0:
         raise ValueError(f"random_starts must be an integer >= 0, got {random_starts!r}")
-    module = lemma13 if L else lemma12
+    measure = lemma12.measured if measured is None else measured
     d = min(d1, 2)
     best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     for d_key in sorted({1, d}):
@@ -269,7 +271,7 @@ def search(H: int, d1: int, d2: int, alpha: float, eps_max: float, L: int = 0,
             starts = [layout.construction(alpha, eps_max)] if d == d_key == 2 else []
             value, inst = best_instance(
                 lambda z: layout.build(z, 1, d1, d2, alpha, eps_max),  # noqa: B023
-                lambda i: float(module.measured(i, None)), layout.size, starts, random_starts,
+                lambda i: float(measure(i, None)), layout.size, starts, random_starts,
                 seed=seed + 7 * d_key + T)
             if inst is not None and value > best[0]:
                 best = (value, inst)
