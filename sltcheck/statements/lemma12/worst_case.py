@@ -262,7 +262,7 @@ def search(H: int, d1: int, d2: int, alpha: float, eps_max: float, L: int = 0,
 
     if isinstance(random_starts, bool) or not isinstance(random_starts, int) or random_starts < 0:
         raise ValueError(f"random_starts must be an integer >= 0, got {random_starts!r}")
-    measure = lemma12.measured if measured is None else measured
+    measure: Bound = lemma12.measured if measured is None else measured
     d = min(d1, 2)
     best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     for d_key in sorted({1, d}):
