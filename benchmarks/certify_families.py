@@ -4,7 +4,7 @@
 
 For each family: the verdict against the known answer, the certified bracket of the supremum of
 measured / bound (beside the closed form where there is one, or the bracket of
-``sltcheck.worst_case``), the proven volume over time, boxes per second, and the load average of
+``sltcheck.suprema``), the proven volume over time, boxes per second, and the load average of
 the machine while it ran (the CPU may be shared: boxes/s is only comparable at equal load).
 Lemma 8 and Lemma 5 (d1 = 1, T = 2, 3): the upper end must be within 1% of the closed form;
 Lemma 13 as stated (T = 4): a certified counterexample, with no seed given (the run seeds itself with

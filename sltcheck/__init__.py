@@ -11,6 +11,7 @@ The Python API (:mod:`sltcheck.api`): :func:`sltcheck.api.check`, :func:`sltchec
 from __future__ import annotations
 
 import importlib
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"  # the one place the version is set (pyproject.toml reads it)
@@ -29,6 +30,14 @@ if TYPE_CHECKING:
 
 _API = ("CertifyConfig", "CertifyResult", "CheckConfig", "CheckResult", "ReplayResult", "Table", "check", "replay")
 __all__ = ["__version__", "certify", *_API]
+
+
+class CallablePackage(types.ModuleType):
+    """The package :mod:`sltcheck.certify`, callable: ``sltcheck.certify(...)`` is :func:`sltcheck.api.certify`
+    (the name is the package's, so the function cannot take it; calling the package runs it)."""
+
+    def __call__(self, config: Any = None, /, **options: Any) -> Any:
+        return importlib.import_module("sltcheck.api").certify(config, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import pandas
 
     from sltcheck.records import FindingRecord, FindingsFile, MutantRecord
-    from sltcheck.statements import Instance
+    from sltcheck.statement_types import Instance
 
 __all__ = ["CertifyConfig", "CertifyResult", "CheckConfig", "CheckResult", "ReplayResult", "Table", "certify",
            "check", "replay"]

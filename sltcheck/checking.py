@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from sltcheck.harness.runner import Record
     from sltcheck.records import CheckRun, FindingRecord, FindingsFile, MutantRecord, SearchRecord, VerdictRecord
-    from sltcheck.statements import Instance
+    from sltcheck.statement_types import Instance
 
 LOG = logging.getLogger("sltcheck")
 MAX_SEED = 2**32 - 1
@@ -260,7 +260,7 @@ def log_summary(state: FindingsFile, out: Path) -> None:
 def _run_unit(run: Settings, unit: str) -> Any:
     """One unit of the run in a worker process, as the in-process path computes it: a variant's
     finding, a statement's mutant rows, the power table or the probability halves."""
-    from sltcheck.cli.output import configure
+    from sltcheck.console import configure
     from sltcheck.harness.profiles import profile_settings
     from sltcheck.harness.runner import RECORDER
     from sltcheck.statements import load
@@ -335,7 +335,7 @@ def _check_statement(
     finish: Callable[[str], None],
 ) -> None:
     """One statement's unfinished variants and mutants under one progress bar; findings.json after every unit."""
-    from sltcheck.cli.output import StatementProgress
+    from sltcheck.console import StatementProgress
     from sltcheck.harness.profiles import PROFILES
     from sltcheck.harness.runner import RECORDER
     from sltcheck.harness.search import planned_evaluations
@@ -524,7 +524,7 @@ def entry_of(
 def _slack_rows(names: tuple[str, ...] | None) -> list[dict[str, object]]:
     """The slack table of the checked statements, computed once per process (~15 s for all:
     Lemmas 12/13 need a search)."""
-    from sltcheck.worst_case import slack_table
+    from sltcheck.suprema import slack_table
 
     return slack_table(statements=names)
 

@@ -160,7 +160,7 @@ def _call_shared_first(fn: WorkFunction, shared: Any, *args: Any) -> Any:
 
 
 def _versions() -> dict[str, str]:
-    from sltcheck.repro.store import versions
+    from sltcheck.versions import versions
 
     found = versions()
     return {name: found.get(name, "unknown") for name in MATCHED_PACKAGES}

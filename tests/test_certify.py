@@ -98,7 +98,7 @@ def first_row_ratio(family: Family, instance: dict[str, Any]) -> float:
     bound = float(module.VARIANTS[family.variant](instance, 40))
     if "X_perturbed" not in instance:  # Lemmas 5, 8: every row is the same
         return float(module.measured(instance, 40)) / bound
-    from sltcheck.statements.lemma12 import lipschitz
+    from sltcheck.statements.shared import lipschitz
 
     X, Xp = (np.asarray(instance[k], dtype=np.float64) for k in ("X", "X_perturbed"))
     mask, weights, rows = np.asarray(instance["mask"]), lipschitz.target(instance), np.asarray([0])

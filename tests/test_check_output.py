@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sltcheck.cli import main
-from sltcheck.cli.output import StatementProgress
+from sltcheck.console import StatementProgress
 
 QUICK = ["check", "--only", "lemma8", "--profile", "ci", "--no-search", "--no-mutants"]
 

@@ -11,19 +11,30 @@ from typing import Any
 import pytest
 
 import sltcheck
-from sltcheck.statements import contract
+from sltcheck.statements import NOT_STATEMENTS, STATEMENT_MODULES, contract
 
 PACKAGE = Path(sltcheck.__file__).parent  # the installed package (tox tests the wheel, not the checkout)
 ROOT = PACKAGE.parent
 CHECKOUT = Path(__file__).resolve().parents[1]  # CONTRIBUTING.md is not part of the package
 # Read from the file system, not from the package: a folder the package missed would still be checked.
 LOOKUPS = ("getattr", "hasattr")
-FOLDERS = sorted(p.name for p in (PACKAGE / "statements").iterdir() if (p / "__init__.py").is_file())
+# Every sub-package of statements/ is a statement, except the folders the discovery skips (shared/).
+PACKAGES = sorted(p.name for p in (PACKAGE / "statements").iterdir() if (p / "__init__.py").is_file())
+FOLDERS = [name for name in PACKAGES if name not in NOT_STATEMENTS]
 
 
 def test_the_folders_were_found():
     assert len(FOLDERS) >= 10
     assert "lemma13" in FOLDERS
+
+
+def test_discovery_skips_the_shared_folder_and_nothing_else():
+    """statements/shared/ (code several statements use) is no statement; every other folder is one."""
+    assert NOT_STATEMENTS == ("shared",) and "shared" in PACKAGES
+    assert list(STATEMENT_MODULES) == sorted(FOLDERS, key=list(STATEMENT_MODULES).index)
+    assert set(STATEMENT_MODULES) == set(FOLDERS)
+    with pytest.raises(ValueError, match="statement must be one of lemma2, .*, got 'shared'"):
+        contract.validate("shared")
 
 
 @pytest.mark.parametrize("statement", FOLDERS)

@@ -27,7 +27,7 @@ from sltcheck.harness.search import (
     search_worst_case,
 )
 from sltcheck.statements import STATEMENT_MODULES, load
-from sltcheck.statements.theorem9 import FLOAT64_FLOOR
+from sltcheck.statements.shared.chains import FLOAT64_FLOOR
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=60, polish_evaluations=20,
                gradient_climbs=2, gradient_climb_evaluations=60)
@@ -94,7 +94,7 @@ def _chain_gap_visible(instance: dict) -> bool:
     from sltcheck.statements import theorem9
 
     gap = float(theorem9.measured(instance, None))
-    return gap > 1e-4 * theorem9.noise_floor(instance, None) / theorem9.FLOAT64_FLOOR
+    return gap > 1e-4 * theorem9.noise_floor(instance, None) / FLOAT64_FLOOR
 
 
 INTERIOR |= {"lemma5": _inside_softmax, "lemma8": _inside_softmax, "theorem9": _inside_chain}

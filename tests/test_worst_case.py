@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from sltcheck import assumptions, worst_case
+from sltcheck import assumptions, suprema
 from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.statements import lemma8, load
 from sltcheck.statements import theorem9 as t9
@@ -40,8 +40,8 @@ def _two_token_maximum(alpha: float, eps: float) -> float:
 
 @pytest.mark.parametrize(("name", "params"), CLOSED_FORM_CASES)
 def test_lemma_closed_form_attained(name, params):
-    sup = worst_case.supremum(name, **params)
-    assert sup["kind"] == worst_case.CLOSED
+    sup = suprema.supremum(name, **params)
+    assert sup["kind"] == suprema.CLOSED
     assert assumptions.violations("lemma8", sup["instance"]) == []
     value = float(lemma8.measured(sup["instance"], 40))
     assert value == pytest.approx(sup["value"], rel=1e-13)
@@ -98,10 +98,10 @@ def test_slack_is_the_bound_over_the_attained_value(name):
     (the statement modules at 40 digits, not the worst-case module's closed forms)."""
     module = load(name)
     for d1, e in ((1, 1e-3), (4, 0.25), (9, 0.5)):
-        sup = worst_case.supremum(name, d1=d1, alpha=math.sqrt(d1), eps_max=e)
+        sup = suprema.supremum(name, d1=d1, alpha=math.sqrt(d1), eps_max=e)
         instance = sup["instance"]
         expected = module.VARIANTS[module.DEFAULT_VARIANT](instance, 40) / module.measured(instance, 40)
-        assert worst_case.slack(name, d1=d1, alpha=math.sqrt(d1), eps_max=e) == pytest.approx(float(expected),
+        assert suprema.slack(name, d1=d1, alpha=math.sqrt(d1), eps_max=e) == pytest.approx(float(expected),
                                                                                                rel=1e-12)
 
 
@@ -110,8 +110,8 @@ def test_slack_is_the_bound_over_the_attained_value(name):
 def test_slack_limits_at_small_eps():
     """As eps -> 0 (d1 = alpha = 1): Lemma 8's sqrt(d1) alpha (e^{2 eps} - 1) / (2 alpha tanh(eps / 2)) -> 2 eps / eps
     = 2 and Lemma 5's 4 sqrt(d1) alpha eps / (2 alpha tanh(eps / 2)) -> 4; at eps = 1e-6 the next terms are O(1e-6)."""
-    assert worst_case.slack("lemma8", d1=1, alpha=1.0, eps_max=1e-6) == pytest.approx(2.0, rel=1e-5)
-    assert worst_case.slack("lemma5", d1=1, alpha=1.0, eps_max=1e-6) == pytest.approx(4.0, rel=1e-5)
+    assert suprema.slack("lemma8", d1=1, alpha=1.0, eps_max=1e-6) == pytest.approx(2.0, rel=1e-5)
+    assert suprema.slack("lemma5", d1=1, alpha=1.0, eps_max=1e-6) == pytest.approx(4.0, rel=1e-5)
 
 
 T9_CLOSED = [dict(H=1, d1=1, d2=1, e_qk=0.0, e_vo=0.01), dict(H=2, d1=2, d2=3, e_qk=0.0, e_vo=0.003),
@@ -120,8 +120,8 @@ T9_CLOSED = [dict(H=1, d1=1, d2=1, e_qk=0.0, e_vo=0.01), dict(H=2, d1=2, d2=3, e
 
 @pytest.mark.parametrize("params", T9_CLOSED)
 def test_theorem9_closed_slices_attained(params):
-    sup = worst_case.supremum("theorem9", **params)
-    assert sup["kind"] == worst_case.CLOSED
+    sup = suprema.supremum("theorem9", **params)
+    assert sup["kind"] == suprema.CLOSED
     inst = sup["instance"]
     assert assumptions.violations("theorem9", inst) == []
     errors = t9.achieved_errors(t9.target_of(inst), t9.source_of(inst), 30)
@@ -133,8 +133,8 @@ def test_theorem9_closed_slices_attained(params):
 
 def test_theorem9_bracket():
     params = dict(H=1, d1=2, d2=2, e_qk=1e-3, e_vo=1e-3)
-    sup = worst_case.supremum("theorem9", **params)
-    assert sup["kind"] == worst_case.BRACKET
+    sup = suprema.supremum("theorem9", **params)
+    assert sup["kind"] == suprema.BRACKET
     assert sup["lower"] < sup["upper"]
     assert float(t9.measured(sup["instance"], 40)) >= sup["lower"] * (1 - 1e-12)
 
@@ -177,7 +177,7 @@ def _t9_random_value(rng, H, d1, d2, alpha, e_qk, e_vo):
                                     dict(H=2, d1=3, d2=1, alpha=2.0, e_qk=0.0, e_vo=0.02)])
 def test_theorem9_upper_never_exceeded(params):
     rng = np.random.default_rng(5)
-    upper = worst_case.supremum("theorem9", **params)["upper"]
+    upper = suprema.supremum("theorem9", **params)["upper"]
     for _ in range(200):
         assert _t9_random_value(rng, **params) <= upper * (1 + 1e-12)
 
@@ -192,12 +192,12 @@ def test_theorem9_upper_never_exceeded(params):
 ])
 def test_bad_inputs(bad, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        worst_case.supremum(**bad)
+        suprema.supremum(**bad)
 
 
 @every_statement  # discovers which folders have the part
 def test_slack_table():
-    rows = worst_case.slack_table(searched=False)
+    rows = suprema.slack_table(searched=False)
     assert {r["statement"] for r in rows} == {"lemma8", "lemma5", "lemma12", "lemma13", "theorem9", "theorem11",
                                               "theorem14"}
     assert {r["params"]["d1"] for r in rows if r["statement"] in ("lemma12", "lemma13")} == {1}  # no search
@@ -208,7 +208,7 @@ def test_slack_table():
 def test_report_renders_slack_table():
     from sltcheck.report import page as report
 
-    rows = worst_case.slack_table(searched=False)
+    rows = suprema.slack_table(searched=False)
     built = report.build({"findings": [{"slack": rows, "findings": []}], "synthetic": [], "lm": []})
     assert len(built["slack"]) == len(rows)
     html = report.render(built)
@@ -224,7 +224,7 @@ def test_report_renders_slack_table():
 def _lipschitz_d1(rng: np.random.Generator, L: int = 0) -> dict:
     """A random admissible Lemma 12 (L = 0) or 13 (L = 1) instance at d1 = d2 = 1: any T <= 8, heads, d_K,
     tokens, steps, weights, eps_max from 1e-6 to 0.3, full or causal mask."""
-    from sltcheck.statements.lemma12.family import perturbed
+    from sltcheck.statements.lemma12.token_families import perturbed
 
     T, H, dK = int(rng.integers(2, 9)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
     alpha, eps = float(rng.uniform(1.0, 2.5)), float(10 ** rng.uniform(-6, np.log10(0.3)))
@@ -250,7 +250,7 @@ def test_the_d1_closed_form_bounds_every_instance_at_every_eps(statement):
     2 eps (H phi + 1) (Lemma 13), at every eps_max; checked at 40 digits on random d1 = 1 instances."""
     from sltcheck.assumptions import violations
     from sltcheck.statements import lemma12, lemma13
-    from sltcheck.statements.lemma12.lipschitz import supremum_bound
+    from sltcheck.statements.shared.lipschitz import supremum_bound
 
     rng = np.random.default_rng(32)
     module = lemma13 if statement == "lemma13" else lemma12

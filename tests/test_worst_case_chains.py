@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from sltcheck import assumptions, worst_case
+from sltcheck import assumptions, suprema
 from sltcheck.harness.instances import instances
 from sltcheck.statements import lemma12, lemma13, theorem11, theorem14
 from sltcheck.statements.lemma12 import worst_case as w12
@@ -72,9 +72,9 @@ def test_halved_upper_is_refuted(statement):
     ("lemma13", dict(H=2, d1=1, L=1, alpha=1.0, eps_max=1e-3)),
 ])
 def test_lipschitz_bracket_is_real(statement, params):
-    sup = worst_case.supremum(statement, **params)
+    sup = suprema.supremum(statement, **params)
     instance = sup["instance"]
-    assert sup["kind"] == worst_case.BRACKET
+    assert sup["kind"] == suprema.BRACKET
     assert assumptions.violations(statement, instance) == []
     assert float(MODULES[statement].measured(instance, 40)) == pytest.approx(sup["lower"], rel=1e-12)
     assert sup["lower"] <= sup["upper"] <= sup["bound"]
@@ -104,9 +104,9 @@ T11_CLOSED = [dict(H=1, d1=1, L=1, e_vo=0.01), dict(H=2, d1=2, L=2, e_vo=1e-3, e
 
 @pytest.mark.parametrize("params", T11_CLOSED)
 def test_theorem11_closed_slice_attained(params):
-    sup = worst_case.supremum("theorem11", **params)
+    sup = suprema.supremum("theorem11", **params)
     instance = sup["instance"]
-    assert sup["kind"] == worst_case.CLOSED
+    assert sup["kind"] == suprema.CLOSED
     assert assumptions.violations("theorem11", instance) == []
     value = float(theorem11.measured(instance, 40))
     assert value == pytest.approx(sup["upper"], rel=1e-12)
@@ -115,8 +115,8 @@ def test_theorem11_closed_slice_attained(params):
 
 
 def test_theorem11_bracket():
-    sup = worst_case.supremum("theorem11", H=2, d1=2, L=1, e_qk=1e-3, e_vo=1e-3, e_fc=1e-3)
-    assert sup["kind"] == worst_case.BRACKET
+    sup = suprema.supremum("theorem11", H=2, d1=2, L=1, e_qk=1e-3, e_vo=1e-3, e_fc=1e-3)
+    assert sup["kind"] == suprema.BRACKET
     assert sup["lower"] == pytest.approx(float(theorem11.measured(sup["instance"], 40)), rel=1e-12)
     assert sup["lower"] < sup["upper"] <= sup["bound"]
 
@@ -124,7 +124,7 @@ def test_theorem11_bracket():
 @pytest.mark.parametrize("params", [dict(H=1, d1=1, L=1, B=2, e_vo=0.01),
                                     dict(H=2, d1=2, L=2, B=3, e_qk=1e-4, e_vo=1e-4, e_fc=1e-4)])
 def test_theorem14_bracket(params):
-    sup = worst_case.supremum("theorem14", **params)
+    sup = suprema.supremum("theorem14", **params)
     instance = sup["instance"]
     assert assumptions.violations("theorem14", instance) == []
     H, B = params["H"], params["B"]
@@ -152,7 +152,7 @@ def test_theorem14_bracket(params):
 ])
 def test_bad_inputs(bad, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
-        worst_case.supremum(**bad)
+        suprema.supremum(**bad)
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.25, 0.5])

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import functools
 import sys
-import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sltcheck import CallablePackage
 from sltcheck.certify.arguments import Argument
 from sltcheck.numerics.balls import Backend
 
@@ -132,14 +132,6 @@ def select(only: Sequence[str] | None = None, family: Sequence[str] | None = Non
     return chosen
 
 
-class _CallableModule(types.ModuleType):
-    """This package, callable: ``sltcheck.certify(...)`` is :func:`sltcheck.api.certify` (the name is the
-    package's, so the function cannot take it; calling the package runs it)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from sltcheck.api import certify
-
-        return certify(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# Callable as sltcheck.api.certify: the class lives in sltcheck/__init__.py, which loads the API on first
+# use (an import of sltcheck.api here would make certify and the API import each other).
+sys.modules[__name__].__class__ = CallablePackage

@@ -328,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
     if args.readme is not None:
         from pathlib import Path
 
-        from sltcheck.report.readme_section import rewrite_section
+        from sltcheck.readme_section import rewrite_section
 
         rewrite_section(Path(args.readme), start, end, readme_text(report, command))
         print(f"rewrote the performance section of {args.readme}")

@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     if args.readme:
         import sys
 
-        from sltcheck.report.readme_section import rewrite_section
+        from sltcheck.readme_section import rewrite_section
 
         command = "sltcheck certify " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["certify"] else sys.argv[1:])
         command += f" (the table holds every family in {out}, this run's and earlier ones')"

@@ -20,7 +20,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sltcheck.cli.output import LOG, add_verbosity, configure
+from sltcheck.console import LOG, add_verbosity, configure
 from sltcheck.numerics.defaults import REPLAY_DPS
 
 MAX_REPLAY_DPS = 10_000

@@ -71,6 +71,7 @@ import numpy as np
 
 from sltcheck.harness import strategies
 from sltcheck.harness.instances import instances
+from sltcheck.harness.mutants import refute
 from sltcheck.harness.profiles import profile_settings, register_profiles
 from sltcheck.harness.runner import (
     PROPERTY_DPS,
@@ -82,6 +83,7 @@ from sltcheck.harness.runner import (
     evaluate,
     property_test,
 )
+from sltcheck.harness.search import local_search
 from sltcheck.harness.serialise import decode_instance, dumps, encode_instance
 
 # Rows kept for mpmath by deciding_rows: the TOP_ROWS largest and all within MARGIN of the largest.
@@ -107,18 +109,6 @@ def deciding_rows(scores: np.ndarray, top: int = TOP_ROWS, margin: float = MARGI
     close = set(np.flatnonzero(scores >= threshold).tolist())
     chosen = [int(i) for i in order if int(i) in close or len(close) == 0][:MAX_ROWS]
     return np.union1d(order[:top], np.asarray(chosen, dtype=int))
-
-
-def refute(*args, **kwargs):  # re-export without an import cycle
-    from sltcheck.harness.mutants import refute as _refute
-
-    return _refute(*args, **kwargs)
-
-
-def local_search(*args, **kwargs):
-    from sltcheck.harness.search import local_search as _search
-
-    return _search(*args, **kwargs)
 
 
 __all__ = [

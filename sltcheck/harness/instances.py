@@ -10,7 +10,7 @@ from types import ModuleType
 
 from hypothesis import strategies as st
 
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements.contract import submodule
 
 

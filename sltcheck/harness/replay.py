@@ -31,9 +31,9 @@ import mpmath
 from sltcheck.errors import StoredResultError
 from sltcheck.numerics.defaults import GUARD_DIGITS, PROPERTY_DPS
 from sltcheck.numerics.verdict import PRINTED_DIGITS, Verdict
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
-LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.cli.output)
+LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.console)
 MAX_DPS = 10_000
 # Ratios are float64: 4 units in the last place of the re-decided one.
 RATIO_ULPS = 4 * 2.0**-52

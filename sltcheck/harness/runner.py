@@ -22,7 +22,8 @@ from sltcheck.harness.instances import instances as instance_strategy
 from sltcheck.harness.serialise import dumps, summary
 from sltcheck.numerics.defaults import PROPERTY_DPS
 from sltcheck.numerics.verdict import DEFAULT_DPS, Verdict, decide
-from sltcheck.statements import Bound, Instance, load
+from sltcheck.statement_types import Bound, Instance
+from sltcheck.statements import load
 from sltcheck.statements.contract import optional
 
 # Precision of the verdicts (digits). Both sides are evaluated at it.

@@ -48,7 +48,8 @@ from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
-from sltcheck.statements import Bound, Instance, load
+from sltcheck.statement_types import Bound, Instance
+from sltcheck.statements import load
 from sltcheck.statements.contract import optional
 
 # Largest number of free parameters the search takes on (bigger instances are skipped).

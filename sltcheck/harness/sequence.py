@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.statements import MULTIPLICITY, Instance
+from sltcheck.statement_types import MULTIPLICITY, Instance
 from sltcheck.statements.contract import optional
 
 #: Longest realised sequence. A realised instance is decided in mpmath row by row (T^2 H exponentials

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 
 def encode(value: object) -> object:

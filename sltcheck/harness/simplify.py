@@ -35,7 +35,8 @@ from sltcheck.harness.boundary import least_alpha
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS
 from sltcheck.numerics.verdict import Verdict, decide
-from sltcheck.statements import Bound, Instance, load
+from sltcheck.statement_types import Bound, Instance
+from sltcheck.statements import load
 from sltcheck.statements.contract import optional
 
 MAX_EVALUATIONS = 48  # float64 candidate evaluations per instance (ci)

@@ -36,8 +36,8 @@ from sltcheck.report.inputs import settings as run_settings
 from sltcheck.report.outcomes import outcome
 from sltcheck.report.plots import Bar, Series, bar_chart, histogram, line_plot
 from sltcheck.repro.fits import interval_text
-from sltcheck.repro.store import versions
 from sltcheck.schema import SCHEMA_VERSION, json_safe, validate
+from sltcheck.versions import versions
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
@@ -147,7 +147,7 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         },
         "statements": entries,
         # Slack factors (bound / exact supremum): the top-level "slack" list of a findings.json,
-        # rows as written by sltcheck.worst_case.slack_table().
+        # rows as written by sltcheck.suprema.slack_table().
         "slack": [row for f in inputs["findings"] for row in f.get("slack", []) if isinstance(row, dict)],
         # The probability halves: the "probability" key of a findings.json (sltcheck check).
         "probability": next((f["probability"] for f in inputs["findings"] if f.get("probability")), None),

@@ -15,7 +15,7 @@ from typing import Any
 
 from scipy import stats
 
-from sltcheck.report.readme_section import rewrite_section
+from sltcheck.readme_section import rewrite_section
 from sltcheck.repro.fits import PAPER_FIT, interval_text
 from sltcheck.repro.paper_numbers import PAPER
 

@@ -15,10 +15,8 @@ clear :class:`~sltcheck.errors.SltcheckError`.
 from __future__ import annotations
 
 import json
-import platform
 import sqlite3
 from collections.abc import Iterable, Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -27,25 +25,9 @@ from sltcheck.jsonfiles import fingerprint as fingerprint_of
 from sltcheck.jsonfiles import write_json_atomic
 from sltcheck.rundir import OWNER_FILE, DirectoryLock, bind_configuration, ensure_writable_directory, store_error
 from sltcheck.schema import json_safe
+from sltcheck.versions import versions
 
-VERSIONED_PACKAGES = ("numpy", "scipy", "mpmath", "torch", "gurobipy", "highspy", "cvxpy", "sltcheck")
 STORE = "results.sqlite"
-
-
-def versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for name in VERSIONED_PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    try:
-        import gurobipy
-
-        found["gurobi"] = ".".join(map(str, gurobipy.gurobi.version()))
-    except Exception:  # any failure means "no usable Gurobi"
-        found["gurobi"] = "not available"
-    return found
 
 
 class RunDirectory:

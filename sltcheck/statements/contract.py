@@ -1,7 +1,11 @@
 """The statement contract: every name the framework reads from a statement folder, in one place.
 
 A statement is a folder ``sltcheck/statements/<name>/`` (discovered: a new folder is a new
-statement). The framework reads its package ``__init__.py`` (the part ``statement``) and the
+statement, except ``shared/``, the code several statements use, which discovery skips). A folder
+imports only itself, ``shared/``, the lower layers and, where the paper proves it from another
+statement's bound, that statement (the edges are listed in ``tests/test_imports.py``); the framework
+reaches a folder only by name, through :func:`submodule` and :func:`parts`.
+The framework reads its package ``__init__.py`` (the part ``statement``) and the
 optional modules beside it (``differentiable.py``, ``worst_case.py``, ``enclosure.py``,
 ``family.py``, ``formulas.py``; ``instances.py`` is required). :data:`PARTS` declares, per part,
 each name the framework reads: whether it is required, what it means and, for an optional name,
@@ -151,7 +155,7 @@ PARTS: dict[str, Part] = {p.key: p for p in (
          )),
     Part("worst_case", "worst_case.py", False,
          "the derived worst case: the supremum of the measured side, closed form or bracket",
-         "sltcheck.worst_case, the report's slack table", (
+         "sltcheck.suprema, the report's slack table", (
              Name("supremum", "supremum(**params) -> dict: value, lower, upper, kind, instance, bound, slack"),
              Name("PARAMS", "the parameters supremum takes"),
              _optional("SLACK_ROWS", "(statement, params) rows of the report's slack table (absent: none)", ()),

@@ -1,7 +1,7 @@
 """Lemma 12 in float64 torch, differentiable, for the worst-case search's gradients.
 
 Written from the paper's equations (Section 2.2, Lemma 12), sharing no code with the numpy
-path (:mod:`sltcheck.statements.lemma12.lipschitz`), so the tests compare two independent
+path (:mod:`sltcheck.statements.shared.lipschitz`), so the tests compare two independent
 computations:
 
     Attn_T(x_i; X) = sum_j sigma(x_i^T W_Q^(j) (X W_K^(j))^T / sqrt(d_K); a_i) X W_V^(j) W_O^(j),
@@ -9,7 +9,7 @@ computations:
     bound          = factor H sqrt(d1) (alpha (exp(4 alpha eps_max [/ sqrt(d_K)]) - 1) + w eps_max).
 
 Lemma 13 adds the block Blk_T(x) = F_T(Attn_T(x) + x) + Attn_T(x) + x (``block=True``).
-``project`` is the map of :func:`sltcheck.statements.lemma12.lipschitz_instances.project_lipschitz`
+``project`` is the map of :func:`sltcheck.statements.shared.lipschitz_instances.project_lipschitz`
 on tensors (alpha >= sqrt(max(d1, d2)), eps_max in [0, EPS_HIGH], tokens into the alpha-ball,
 steps cut to eps_max, weights into the spectral unit ball).
 """
@@ -33,7 +33,7 @@ from sltcheck.harness.differentiable import (
 from sltcheck.harness.differentiable import spectral_norm as spectral_norm  # re-exported (it lived here)
 from sltcheck.harness.differentiable import tensor as _tensor
 from sltcheck.harness.strategies import INSIDE
-from sltcheck.statements.lemma12.lipschitz_instances import EPS_HIGH
+from sltcheck.statements.shared.lipschitz_instances import EPS_HIGH
 
 Fields = dict[str, Any]
 WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")

@@ -17,7 +17,7 @@ from sltcheck.numerics.intervals import block, expm1, hull_max, mha, num, row_no
 def input_shift(instance: dict[str, Any], with_block: bool) -> Any:
     """max_i ||Attn_T(x_i; X) - Attn_T(x'_i; X')|| (or Blk_T): ``_lipschitz.output_shift``."""
     from sltcheck.model.weights import BlockWeights
-    from sltcheck.statements.lemma12 import lipschitz as _lipschitz
+    from sltcheck.statements.shared import lipschitz as _lipschitz
 
     mask = np.asarray(instance["mask"])
     attention = _lipschitz.target(instance)

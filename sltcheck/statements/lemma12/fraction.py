@@ -9,7 +9,7 @@ the box
     alpha in [1, ALPHA_HIGH], eps_max = 10^e (e in [LOG_EPS_LOW, LOG_EPS_HIGH]), a = W_Q W_K in [-1, 1],
     u_1 in [0, 1], u_2 in [-1, 1], pi in [1 / LONGEST, 1 - 1 / LONGEST],
 
-with the symmetries of :mod:`sltcheck.statements.lemma12.family` removed the same way (W_V W_O = 1, w = 1,
+with the symmetries of :mod:`sltcheck.statements.lemma12.token_families` removed the same way (W_V W_O = 1, w = 1,
 x -> -x; the other value's row is the point with the values swapped, pi -> 1 - pi). Every sequence of at
 most LONGEST tokens with two values is a point of it (pi = n / T), and every point with rational pi is a
 sequence (of its denominator's length); its closure is what the branch-and-bound bounds, so a certified
@@ -36,7 +36,7 @@ import numpy as np
 from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.harness.sequence import LONGEST, counts
 from sltcheck.numerics.balls import Backend
-from sltcheck.statements.lemma12.family import (
+from sltcheck.statements.lemma12.token_families import (
     ALPHA_HIGH,
     LOG_EPS_HIGH,
     LOG_EPS_LOW,

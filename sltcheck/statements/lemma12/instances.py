@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from sltcheck.statements.lemma12.lipschitz_instances import (
+from sltcheck.statements.shared.lipschitz_instances import (
     FREE,
     RELATIVE,
     SEQUENCE,

@@ -81,20 +81,19 @@ e = 2 alpha eps_max / sqrt(d_K) in max-norm, so Lemma 8's supremum (:mod:`sltche
 X of norm <= alpha) gives ||(p - p') X|| <= 2 alpha tanh(e / 2). Summing over heads gives U_12; d_K = 1 gives
 the largest value.
 
-Lower bound for d1 >= 2 (searched). Multi-start L-BFGS-B (:mod:`sltcheck.worst_case._search`) over one head in
-dimension d = min(d1, 2) with d_K in {1, 2} and T in {2, 3} tokens, every point projected onto the
-assumptions (weights into the spectral unit ball, tokens into the alpha-ball, X' = P(X + D) with
-||D_k|| <= eps_max: the projection is nonexpansive, so ||x'_k - x_k|| <= eps_max), started from random
-points and from the construction below, then embedded in d1, d2 dimensions with zeros (which changes
-nothing) and its value recomputed in mpmath; at the slack table's parameters ``WITNESS`` (the harness
-search's best, one token value among 64: its structured shapes go where T <= 3 cannot) lies 5% above it.
-Construction (first order in eps_max): d_K = 2, W_Q = I,
-W_K = the swap of e_1, e_2 (so W = swap / sqrt 2, symmetric, e_1^T W e_1 = 0), tokens x_1 = alpha e_1,
-x_2 = -alpha e_1 (row 1 attends to both with p = (1/2, 1/2)), shifts +eps_max e_2 and -eps_max e_2: each
-logit moves by +-2 alpha eps_max / sqrt 2, and ||(p - p') X|| = sqrt 2 alpha^2 eps_max + O(eps_max^2). The
-supremum there lies between the search's value and U_12 and is not known; the report gives the bracket.
-At d1 = 1, :func:`supremum` returns the bracket [the realised two-value instance of (7) at eps_max, its
-T <= 64; H eps_max phi(alpha^2)], whose ends meet as eps_max -> 0.
+Lower bound for d1 >= 2 (searched). Multi-start L-BFGS-B (:mod:`sltcheck.statements.shared.suprema_search`)
+over one head in dimension d = min(d1, 2) with d_K in {1, 2} and T in {2, 3} tokens, every point projected
+onto the assumptions (weights into the spectral unit ball, tokens into the alpha-ball, X' = P(X + D) with
+||D_k|| <= eps_max: the projection is nonexpansive, so ||x'_k - x_k|| <= eps_max), started from random points
+and from the construction below, then embedded in d1, d2 dimensions with zeros (which changes nothing) and its
+value recomputed in mpmath; at the slack table's parameters ``WITNESS`` (the harness search's best, one token
+value among 64: its structured shapes go where T <= 3 cannot) lies 5% above it. Construction (first order in
+eps_max): d_K = 2, W_Q = I, W_K = the swap of e_1, e_2 (so W = swap / sqrt 2, symmetric, e_1^T W e_1 = 0),
+tokens x_1 = alpha e_1, x_2 = -alpha e_1 (row 1 attends to both with p = (1/2, 1/2)), shifts +eps_max e_2 and
+-eps_max e_2: each logit moves by +-2 alpha eps_max / sqrt 2, and ||(p - p') X|| = sqrt 2 alpha^2 eps_max +
+O(eps_max^2). The supremum there lies between the search's value and U_12 and is not known; the report gives
+the bracket. At d1 = 1, :func:`supremum` returns the bracket [the realised two-value instance of (7) at
+eps_max, its T <= 64; H eps_max phi(alpha^2)], whose ends meet as eps_max -> 0.
 
 Slack of the paper's bound H sqrt(d1) (alpha (e^{4 alpha eps} - 1) + eps) (bound / U_12, a lower end for
 the true slack): sqrt(d1) (4 alpha^2 + 1) / (2 alpha^2 + 1) as eps -> 0 (between 5/3 and 2 times sqrt(d1) for
@@ -108,8 +107,9 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result
-from sltcheck.worst_case._search import INSIDE, Unpacker, best_instance, into_ball, pad, spectral_unit
+from sltcheck.statement_types import Bound
+from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result
+from sltcheck.statements.shared.suprema_search import INSIDE, Unpacker, best_instance, into_ball, pad, spectral_unit
 
 PARAMS = ("H", "d1", "d2", "alpha", "eps_max")
 
@@ -175,7 +175,7 @@ def two_value_instance(count: int, T: int, alpha: float, eps_max: float, H: int 
     head, L identity FC layers (Lemma 13): d1 = d_K = d_V = 1, full mask. Everything a few ulps inside."""
     if not (isinstance(count, int) and isinstance(T, int) and 1 <= count < T):
         raise ValueError(f"count and T must be integers with 1 <= count < T, got {count!r}, {T!r}")
-    from sltcheck.statements.lemma12.family import perturbed  # exact: |x - x'| <= eps, |x'| <= alpha
+    from sltcheck.statements.lemma12.token_families import perturbed  # exact: |x - x'| <= eps, |x'| <= alpha
 
     x = alpha * INSIDE
     X = np.array([x] * count + [-x] * (T - count)).reshape(T, 1)
@@ -255,13 +255,14 @@ class Layout:
 
 
 def search(H: int, d1: int, d2: int, alpha: float, eps_max: float, L: int = 0,
-           random_starts: int = 2, seed: int = 0) -> dict[str, Any]:
-    """The best instance found (every head alike) and its value recomputed in mpmath."""
-    from sltcheck.statements import lemma12, lemma13
+           random_starts: int = 2, seed: int = 0, measured: Bound | None = None) -> dict[str, Any]:
+    """The best instance found (every head alike) and its value recomputed in mpmath: Lemma 12's
+    measured side, or ``measured`` (Lemma 13's, for its blocks with ``L`` FC layers)."""
+    from sltcheck.statements import lemma12  # the package imports this module
 
     if isinstance(random_starts, bool) or not isinstance(random_starts, int) or random_starts < 0:
         raise ValueError(f"random_starts must be an integer >= 0, got {random_starts!r}")
-    module = lemma13 if L else lemma12
+    measure: Bound = lemma12.measured if measured is None else measured
     d = min(d1, 2)
     best: tuple[float, dict[str, Any] | None] = (-1.0, None)
     for d_key in sorted({1, d}):
@@ -270,7 +271,7 @@ def search(H: int, d1: int, d2: int, alpha: float, eps_max: float, L: int = 0,
             starts = [layout.construction(alpha, eps_max)] if d == d_key == 2 else []
             value, inst = best_instance(
                 lambda z: layout.build(z, 1, d1, d2, alpha, eps_max),  # noqa: B023
-                lambda i: float(module.measured(i, None)), layout.size, starts, random_starts,
+                lambda i: float(measure(i, None)), layout.size, starts, random_starts,
                 seed=seed + 7 * d_key + T)
             if inst is not None and value > best[0]:
                 best = (value, inst)

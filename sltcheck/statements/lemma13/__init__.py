@@ -44,9 +44,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from sltcheck.statements import Instance, Mutant
-from sltcheck.statements.lemma12.lipschitz import lipschitz_bound, output_shift, supremum_bound
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements.lemma13 import worst_case
+from sltcheck.statements.shared.lipschitz import lipschitz_bound, output_shift, supremum_bound
 
 ASSUMPTIONS = (
     "alpha-large",

@@ -1,5 +1,5 @@
 """Lemma 13's families for the branch-and-bound (:mod:`sltcheck.certify`): Lemma 12's families
-(:mod:`sltcheck.statements.lemma12.family`) with one FC layer (L = 1, its weight w = 1: the block
+(:mod:`sltcheck.statements.lemma12.token_families`) with one FC layer (L = 1, its weight w = 1: the block
 is (1 + w)(Attn + x)), under ``as-proven`` (expected to hold) and ``as-stated`` (known false at
 T = 4: ``COUNTEREXAMPLES["as-stated"]``), and the fraction families
 (:mod:`sltcheck.statements.lemma12.fraction`: two token values at any fraction, any T). No seed is
@@ -8,8 +8,8 @@ the family's shape (``search_fixed``) and climbs from the best points it finds."
 
 from __future__ import annotations
 
-from sltcheck.statements.lemma12.family import families
 from sltcheck.statements.lemma12.fraction import fraction_families
+from sltcheck.statements.lemma12.token_families import families
 
 FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
                     expected={"as-stated": {4: "counterexample"}})

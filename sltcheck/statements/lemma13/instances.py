@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 
 from sltcheck.statements.lemma12.instances import project, start
-from sltcheck.statements.lemma12.lipschitz_instances import BLOCK_FREE as FREE
-from sltcheck.statements.lemma12.lipschitz_instances import (
+from sltcheck.statements.shared.lipschitz_instances import BLOCK_FREE as FREE
+from sltcheck.statements.shared.lipschitz_instances import (
     RELATIVE,
     SEQUENCE,
     limits,

@@ -55,7 +55,7 @@ import math
 from typing import Any
 
 from sltcheck.statements.lemma12 import worst_case as w12
-from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result
+from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result
 
 PARAMS = ("H", "d1", "L", "alpha", "eps_max")
 
@@ -126,7 +126,8 @@ def supremum(H: int = 1, d1: int = 2, L: int = 1, alpha: float | None = None, ep
         instance = w12.two_value_instance(*w12.closest_count(alpha * alpha), alpha, eps_max, H=H, L=L)
         upper_end = block_supremum(H, alpha, eps_max)
     else:
-        instance = w12.search(H, d1, d1, alpha, eps_max, L=L, random_starts=random_starts, seed=seed)
+        instance = w12.search(H, d1, d1, alpha, eps_max, L=L, random_starts=random_starts, seed=seed,
+                              measured=lemma13.measured)
         pinned = w12.witness(WITNESS, "lemma13", {"H": H, "d1": d1, "d2": d1, "alpha": alpha, "eps_max": eps_max,
                                                   "L": L})
         if pinned is not None and w12.measured_value("lemma13", pinned) > w12.measured_value("lemma13", instance):

@@ -60,7 +60,7 @@ from sltcheck.model import reference
 from sltcheck.model.weights import FCWeights
 from sltcheck.numerics import precision
 from sltcheck.pruning.construction import approximate_relu_layer, relu_layer_parts
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements.theorem11 import fc_bound
 
 ASSUMPTIONS = ("matrix-spectral", "input-norm-unit", "eps-unit")

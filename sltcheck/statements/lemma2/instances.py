@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma7.instances import (
     MAX_D,
     MIN_N_PRIME,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma7.instances import (
     FREE,
     SEARCH_COST,

@@ -30,7 +30,8 @@ import mpmath
 
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
-from sltcheck.statements import Instance, Mutant, lemma8
+from sltcheck.statement_types import Instance, Mutant
+from sltcheck.statements import lemma8
 from sltcheck.statements.lemma8 import EDGE, measured, supremum_fraction
 from sltcheck.statements.lemma8 import as_stated as via_lemma8
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
-from sltcheck.statements import Instance
-from sltcheck.statements.lemma8.softmax_instances import (
+from sltcheck.statement_types import Instance
+from sltcheck.statements.shared.softmax_instances import (
     FREE,
     SEQUENCE,
     SHAPES,

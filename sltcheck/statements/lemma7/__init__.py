@@ -68,7 +68,7 @@ from sltcheck.numerics import precision
 from sltcheck.pruning import calibration
 from sltcheck.pruning.construction import approximate_product, group_size
 from sltcheck.pruning.subset_sum import solve_subset_sum
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements.lemma7 import brute_force
 
 ASSUMPTIONS = ("matrix-entries", "eps-unit")

@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma7.brute_force import max_group_size
 
 FREE = ("W", "W1", "W2")

@@ -21,7 +21,7 @@ Variants:
 
 Known value: the left side never exceeds 2 alpha tanh(eps_max/2), attained by
 two tokens +-alpha u with logits (0, eps_max) (so p_1 = 1/(1 + e^eps_max)) and
-perturbations (+eps_max, -eps_max); proved in :mod:`sltcheck.worst_case`. The
+perturbations (+eps_max, -eps_max); proved in :mod:`sltcheck.suprema`. The
 ratio's supremum is therefore 2 tanh(eps_max/2) / (sqrt(d1) (e^(2 eps_max) - 1)),
 which tends to 1/2 at d1 = 1 as eps_max -> 0.
 
@@ -42,7 +42,7 @@ import numpy as np
 from sltcheck.model import reference
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import scalar
-from sltcheck.statements import Instance, Mutant, multiplicity_of
+from sltcheck.statement_types import Instance, Mutant, multiplicity_of
 
 ASSUMPTIONS = ("eps-max-nonneg", "perturbation-max", "token-norm", "mask-rows")
 

@@ -11,7 +11,7 @@ definition in mpmath), so the tests compare two independent computations:
     supremum       = 2 alpha tanh(eps_max / 2)   (the proved supremum of the left side;
                      ``mutant:supremum-0.97`` is 0.97 times it).
 
-``project`` is :func:`sltcheck.statements.lemma8.softmax_instances.project_softmax` on tensors
+``project`` is :func:`sltcheck.statements.shared.softmax_instances.project_softmax` on tensors
 (alpha >= 1e-3, eps_max in [0, eps_high], perturbations clipped to +-eps_max, tokens into the
 alpha-ball), with Lemma 8's eps_high; Lemma 5 reuses it with its own (1/2).
 """

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.worst_case._common import CLOSED, nonneg, positive_int, result, tokens
+from sltcheck.statements.shared.suprema import CLOSED, nonneg, positive_int, result, tokens
 
 PARAMS = ("d1", "alpha", "eps_max")
 

@@ -84,8 +84,9 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import expm1, max_abs, num, rounded, spectral, sqrt, stable, stated_or_proven
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
+from sltcheck.statements.shared import chains
 
 # Theorem 11 (appendix A.4): Theorem 9's hypotheses, Theorem 10's FC layers of spectral norm <= 1
 # (appendix A.4), and d1 = d2 for the block's residual connections (Section 3.3).
@@ -128,12 +129,12 @@ def make_instance(
 
 
 def noise_floor(instance: Instance, dps: int | None) -> float:
-    return t9.instance_output_floor(reference.block, instance, target_of(instance), dps)
+    return chains.instance_output_floor(reference.block, instance, target_of(instance), dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Blk_S(x_i) - Blk_T(x_i)|| (Section 3.3's block, evaluated by definition)."""
-    return t9.instance_output_gap(reference.block, instance, target_of(instance), source_of(instance), dps)
+    return chains.instance_output_gap(reference.block, instance, target_of(instance), source_of(instance), dps)
 
 
 # --- Theorem 10, deterministic form --------------------------------------------------------------
@@ -382,7 +383,7 @@ def required_widths(
 # --- variants and mutants ------------------------------------------------------------------------
 
 
-VARIANTS = t9.instance_variants(VARIANT_NAMES, target_of, source_of, chain, a_posteriori_bound)
+VARIANTS = chains.instance_variants(VARIANT_NAMES, target_of, source_of, chain, a_posteriori_bound)
 DEFAULT_VARIANT = "as-proven"
 
 
@@ -406,12 +407,12 @@ def _mutant(change: str) -> Callable[[Instance, int | None], Any]:
 
 # Edge mutants sit this close below a proved supremum (search power, not a sanity check): U_11 =
 # r (prod(1 + d1 e_FC,l) - 1) + 2 U_9 of sltcheck.statements.theorem11.worst_case, attained on e_QK = 0.
-EDGE = t9.EDGE
-supremum_fraction = partial(t9.supremum_fraction, statement="theorem11")
+EDGE = chains.EDGE
+supremum_fraction = partial(chains.supremum_fraction, statement="theorem11")
 
 
 MUTANTS = [
-    t9.supremum_edge_mutant("theorem11"),
+    chains.supremum_edge_mutant("theorem11"),
     Mutant(
         "half",
         "the as-proven bound halved (attained: d = 1, one token, W_VO perturbed, F_T = id)",
@@ -428,7 +429,7 @@ MUTANTS = [
         "Theorem 10 at input norm alpha, ignoring Eq. 19 (the FC input is larger)",
         _mutant("fc-input-alpha"),
     ),
-    t9.no_token_norm_mutant(VARIANTS),
+    chains.no_token_norm_mutant(VARIANTS),
 ]
 
 

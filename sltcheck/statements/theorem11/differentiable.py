@@ -16,7 +16,7 @@ with the readings and variants of the statement's docstring (``theorem10-literal
 ``theorem10-scaled``, ``as-stated``'s eps*, ``tight``/``sharp`` with spectral norms by u^T W v),
 and the edge mutant ``supremum-0.97``: 0.97 U_11, U_11 = r' (prod (1 + delta_l) - 1) + 2 U_9,
 r' = a (H + 1) + U_9, U_9 = sum_j a (2 tanh(a^2 ||dW_QK^(j)||_F / 2) + ||dW_VO^(j)||_F).
-``project`` is :func:`sltcheck.statements.theorem9.chain_instances.project` on tensors.
+``project`` is :func:`sltcheck.statements.shared.chain_instances.project` on tensors.
 The block pieces (``Block``, ``block_chain``, ``block_eps_star``) are reused by Theorem 14's.
 """
 

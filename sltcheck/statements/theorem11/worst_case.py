@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.statements.shared.suprema import BRACKET, CLOSED, alpha_for, nonneg, positive_int, rank_one, result, unit
 from sltcheck.statements.theorem9 import worst_case as w9
-from sltcheck.worst_case._common import BRACKET, CLOSED, alpha_for, nonneg, positive_int, rank_one, result, unit
 
 PARAMS = ("H", "d1", "L", "alpha", "e_qk", "e_vo", "e_fc")
 
@@ -127,7 +127,7 @@ def ray_attention(H: int, d1: int, e_qk: float, e_vo: float) -> tuple[Any, Any]:
 def ray_instance(H: int, d1: int, alpha: float, e_qk: float, e_vo: float, e_fc: Sequence[float]) -> dict[str, Any]:
     from sltcheck.model.weights import BlockWeights
     from sltcheck.statements import theorem11 as t11
-    from sltcheck.worst_case._common import tokens
+    from sltcheck.statements.shared.suprema import tokens
 
     (t_attn, s_attn), (t_fc, s_fc) = ray_attention(H, d1, e_qk, e_vo), ray_fc(d1, e_fc)
     X = tokens(alpha, d1, (1,))

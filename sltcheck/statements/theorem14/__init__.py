@@ -90,9 +90,10 @@ from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import expm1, num, rounded, spectral, sqrt, stated_or_proven
-from sltcheck.statements import Instance, Mutant
+from sltcheck.statement_types import Instance, Mutant
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
+from sltcheck.statements.shared import chains
 from sltcheck.statements.theorem14 import worst_case
 
 # Theorem 14 (appendix A.5; Theorem 6 in Section 3.3): Theorem 11's hypotheses for every block, and B >= 2.
@@ -154,12 +155,12 @@ def make_instance(
 
 
 def noise_floor(instance: Instance, dps: int | None) -> float:
-    return t9.instance_output_floor(reference.transformer, instance, target_of(instance), dps)
+    return chains.instance_output_floor(reference.transformer, instance, target_of(instance), dps)
 
 
 def measured(instance: Instance, dps: int | None) -> Any:
     """max_i ||Tf_S(x_i) - Tf_T(x_i)|| (Section 3.3, evaluated by definition)."""
-    return t9.instance_output_gap(reference.transformer, instance, target_of(instance), source_of(instance), dps)
+    return chains.instance_output_gap(reference.transformer, instance, target_of(instance), source_of(instance), dps)
 
 
 # --- Lemmas 12 and 13 as the chain uses them -----------------------------------------------------
@@ -376,7 +377,7 @@ def required_widths(
 # --- variants and mutants ------------------------------------------------------------------------
 
 
-VARIANTS = t9.instance_variants(VARIANT_NAMES, target_of, source_of, chain, a_posteriori_bound)
+VARIANTS = chains.instance_variants(VARIANT_NAMES, target_of, source_of, chain, a_posteriori_bound)
 DEFAULT_VARIANT = "as-proven"
 
 

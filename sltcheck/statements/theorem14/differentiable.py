@@ -17,7 +17,7 @@ per-block Theorem 11 term is :func:`sltcheck.statements.theorem11.differentiable
 ||W_VO|| (without sqrt(d1) for sharp), times (1 + Lip F_T), growth (1 + Lip F_T)(1 + sqrt(d1)
 sum_j ||W_VO^(j)||), Theorem 11 ``tight``/``sharp`` at beta_b + Delta_b, beta_1 the largest token
 norm; the edge mutant ``supremum-0.97``: EDGE x SUPREMUM x the as-proven bound.
-``project`` is :func:`sltcheck.statements.theorem9.chain_instances.project` on tensors (the same
+``project`` is :func:`sltcheck.statements.shared.chain_instances.project` on tensors (the same
 map as Theorem 11's, on the stacked blocks).
 
 Far-off sources (``instances.far_source``, errors up to 1e40) give values up to ~1e121, finite in

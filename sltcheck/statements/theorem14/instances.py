@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.model.weights import TransformerWeights
-from sltcheck.statements import Instance
-from sltcheck.statements.theorem9.chain_instances import BLOCK_FREE as FREE
-from sltcheck.statements.theorem9.chain_instances import (
+from sltcheck.statement_types import Instance
+from sltcheck.statements.shared.chain_instances import BLOCK_FREE as FREE
+from sltcheck.statements.shared.chain_instances import (
     STACKED_SEQUENCE,
     TRANSFORMER_SHAPES,
     edge_plan,

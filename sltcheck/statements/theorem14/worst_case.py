@@ -91,9 +91,9 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result, tokens
+from sltcheck.statements.shared.suprema_search import INSIDE, pad
 from sltcheck.statements.theorem11 import worst_case as w11
-from sltcheck.worst_case._common import BRACKET, alpha_for, nonneg, positive_int, result, tokens
-from sltcheck.worst_case._search import INSIDE, pad
 
 PARAMS = ("H", "d1", "L", "B", "alpha", "e_qk", "e_vo", "e_fc")
 

@@ -19,7 +19,7 @@ Written from the paper's equations (Section 2.2, Eqs. 1-2, and the proof of Theo
                 upper bound of :mod:`sltcheck.statements.theorem9.worst_case`;
                 ``mutant:supremum-0.97`` is 0.97 times it).
 
-``project`` is :func:`sltcheck.statements.theorem9.chain_instances.project` on tensors (alpha >=
+``project`` is :func:`sltcheck.statements.shared.chain_instances.project` on tensors (alpha >=
 max(sqrt d1, sqrt d2), tokens into the alpha-ball, target projections into the spectral unit
 ball; the source is any source and stays as it is).
 """

@@ -6,9 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
-from sltcheck.statements import Instance
-from sltcheck.statements.theorem9 import make_instance
-from sltcheck.statements.theorem9.chain_instances import (
+from sltcheck.statement_types import Instance
+from sltcheck.statements.shared.chain_instances import (
     FREE,
     MHA_SHAPES,
     SEQUENCE,
@@ -23,6 +22,7 @@ from sltcheck.statements.theorem9.chain_instances import (
     sequence,
     sequence_start,
 )
+from sltcheck.statements.theorem9 import make_instance
 
 __all__ = ["FREE", "SEQUENCE", "instances", "project", "shapes", "simplifications", "start"]
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from sltcheck.worst_case._common import (
+from sltcheck.statements.shared.suprema import (
     BRACKET,
     CLOSED,
     alpha_for,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.harness.sequence import Structure
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 FREE = ("alpha", "X", "X_perturbed", "W_Q", "W_K", "W_V", "W_O", "eps_max")
 BLOCK_FREE = (*FREE, "fc_layers")

@@ -31,7 +31,7 @@ from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.harness.sequence import Structure
 from sltcheck.model.weights import FCWeights, MHAWeights
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 OVERSHOOT = 4.0  # how far a dropped assumption is broken
 SOURCE_KINDS = ("perturbed", "perturbed", "perturbed", "padded", "random", "construction")

@@ -1,4 +1,5 @@
-"""Exact worst cases of the deterministic bounds, and the paper's slack factors.
+"""The supremum registry: the exact suprema of the deterministic bounds' measured sides, and the
+paper's slack factors. (The search for a worst instance is :func:`sltcheck.harness.search.search_worst_case`.)
 
 ``supremum(statement, **params)`` returns the supremum of a statement's measured side over
 everything its assumptions allow (given the parameters its bound depends on), an extremal
@@ -24,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from sltcheck.statements.contract import optional, parts
-from sltcheck.worst_case._common import BRACKET, CLOSED, known_params
+from sltcheck.statements.shared.suprema import BRACKET, CLOSED, known_params
 
 _SEARCH = ("random_starts", "seed")
 

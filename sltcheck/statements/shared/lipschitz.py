@@ -11,7 +11,7 @@ import numpy as np
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights
 from sltcheck.numerics import precision
-from sltcheck.statements import Instance, multiplicity_of
+from sltcheck.statement_types import Instance, multiplicity_of
 
 
 def target(instance: Instance) -> MHAWeights:

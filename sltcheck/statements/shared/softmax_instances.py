@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
 from sltcheck.harness.sequence import Structure
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 FREE = ("alpha", "X", "logits", "perturbation", "eps_max")
 SHAPES = {"d1": (1, 2), "T": (1, 2, 3, 4, 5, 6)}

@@ -1,0 +1,240 @@
+"""Lemma 12's families at a fixed number of tokens T for the branch-and-bound (:mod:`sltcheck.certify`);
+Lemma 13 reuses them (its ``FAMILIES`` are in ``family.py``).
+
+The family ``d1-T{T}``: d1 = d2 = d_K = d_V = H = 1 (Lemma 13: one FC layer, L = 1), T tokens,
+full mask, alpha in [1, ALPHA_HIGH] (alpha-large: alpha >= 1), eps_max = 10^e with e in
+[LOG_EPS_LOW, LOG_EPS_HIGH]. The free parameters and what is removed (no instance is lost):
+
+- a = W_Q W_K in [-1, 1] (any product of two entries of [-1, 1]; d_K = 1 so no 1/sqrt(d_K));
+- W_V W_O: the left side is |W_V W_O| times its value at W_V W_O = 1 and the bound does not involve
+  it, so W_V W_O = 1 (W_V = W_O = 1); Lemma 13's FC weight w: Blk = (1 + w)(Attn + x) with one
+  layer, 1 + w in [0, 2], so w = 1;
+- the row: with the full mask, permuting the tokens permutes the rows, so the measured row is the first;
+- tokens x_k = alpha u_k, u_k in [-1, 1], u_1 >= 0 (x -> -x flips every output: the left side is unchanged);
+- perturbed tokens x'_k = x_k + eps_max s_k with s_k in [-1, 1] (exactly |x_k - x'_k| <= eps_max);
+  |x'_k| <= alpha is not a box: :func:`feasibility` drops the boxes outside it and keeps the
+  straddling ones (their enclosure covers a superset: every bound stays valid).
+
+Enclosure: the difference Attn(x'_1; X') - Attn(x_1; X) by the mean-value form
+(:mod:`sltcheck.numerics.dual`: tokens x_k + [0, 1] eps s_k with derivative s_k), so it is eps times
+the enclosed directional derivative, and eps divides out of both sides exactly; the bound over
+eps is H sqrt(d1) (4 alpha^2 exprel(4 alpha eps) + w_eps) times its factor, exprel increasing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from sltcheck.certify import INSIDE, OUTSIDE, STRADDLES, Dimension, Family, Ratio
+from sltcheck.numerics.balls import Backend
+
+Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
+
+ALPHA_HIGH = 2.0
+LOG_EPS_LOW, LOG_EPS_HIGH = -6.0, -1.0
+SIZES = (2, 3, 4)
+LN10 = math.log(10.0)
+
+
+def dimensions(T: int) -> tuple[Dimension, ...]:
+    return ((Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_eps", LOG_EPS_LOW, LOG_EPS_HIGH),
+             Dimension("a", -1.0, 1.0), Dimension("u1", 0.0, 1.0))
+            + tuple(Dimension(f"u{k}", -1.0, 1.0) for k in range(2, T + 1)))
+
+
+def directions(T: int) -> list[tuple[float, ...]]:
+    """The vertices s of [-1, 1]^T with s_1 = 1 (s -> -s negates the difference: |.| unchanged)."""
+    return [(1.0, *rest) for rest in itertools.product((-1.0, 1.0), repeat=T - 1)]
+
+
+def epsilon(arith: Backend, log10_eps: Any) -> Any:
+    return arith.exp(log10_eps * _ln10(arith))
+
+
+def _ln10(arith: Backend) -> Any:
+    # ln 10 enclosed: the float nearest to it, widened by an ulp each way
+    return arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
+
+
+def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[Any], spread: Any,
+                         weights: Sequence[Any] | None = None) -> Any:
+    """The derivative of Attn(x_1; X) = sum_k sigma_k x_k, sigma = softmax(a x_1 x_k) (W_V W_O = 1),
+    along s, at every X with x_k in alpha u_k + eps ``spread`` (the points of the segments):
+
+        sum_k sigma_k s_k + a sum_{k<j} sigma_k sigma_j (x_k - x_j) (s_1 (x_k - x_j) + x_1 (s_k - s_j)),
+
+    (sigma_k' = sigma_k (z_k' - sum_j sigma_j z_j'), z_k = a x_1 x_k), written so that each
+    difference x_k - x_j = alpha (u_k - u_j) + eps (spread - spread) and each
+    sigma_k = 1 / (1 + sum_{m != k} exp(a x_1 (x_m - x_k))) is enclosed on its own. ``weights`` (token k
+    counted n_k times, :mod:`sltcheck.harness.sequence`): sigma_k = 1 / (1 + sum_{m != k} (n_m / n_k)
+    exp(a x_1 (x_m - x_k))), the same formula for the weighted softmax."""
+    T = len(s)
+    alpha, a = values["alpha"], values["a"]
+    u = [values[f"u{k}"] for k in range(1, T + 1)]
+    x1 = alpha * u[0] + eps * spread
+    wiggle = eps * (spread - spread)  # two independent points of the segments
+
+    def diff(k: int, j: int) -> Any:
+        return alpha * (u[k] - u[j]) + wiggle
+
+    if weights is None:
+        sigma = [1 / (1 + sum((arith.exp(a * x1 * diff(m, k)) for m in range(T) if m != k), 0)) for k in range(T)]
+    else:  # n_m / n_k exp(z) = exp(z + log n_m - log n_k), enclosed at its ends (positive, however wide)
+        logs = [arith.log(n) for n in weights]
+        sigma = [1 / (1 + sum((arith.increasing(arith.exp, a * x1 * diff(m, k) + logs[m] - logs[k])
+                                for m in range(T) if m != k), 0)) for k in range(T)]
+    total = s[0] + sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0)
+    for k in range(T):
+        for j in range(k + 1, T):
+            d = diff(k, j)
+            total = total + a * sigma[k] * sigma[j] * d * (s[0] * d + x1 * (s[k] - s[j]))
+    return total
+
+
+def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float], is_point: bool,
+                    with_block: bool, weights: Sequence[Any] | None = None) -> Any:
+    """The derivative of the output (the attention's, or the block's with ``with_block``) along the
+    vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
+    the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own."""
+    if is_point:
+        moved = clipped(arith, values, eps, s)
+        if moved is None:
+            return None
+        sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
+    else:
+        sv, spread = list(s), arith.interval(-1.0, 1.0)
+    shift = attention_derivative(arith, values, eps, sv, spread, weights)
+    return 2 * (shift + sv[0]) if with_block else shift
+
+
+def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]) -> list[float] | None:
+    """At a point: s with each s_k moved into the range that keeps |x_k + eps s_k| <= alpha (a box
+    of s), so the point is an instance; None where the range cannot be enclosed tightly."""
+    out = []
+    for k, sk in enumerate(s, start=1):
+        room_hi = (1 - values[f"u{k}"]) * values["alpha"] / eps
+        room_lo = (-1 - values[f"u{k}"]) * values["alpha"] / eps
+        out.append(min(max(sk, arith.upper(room_lo)), arith.lower(room_hi)))
+    return out
+
+
+def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enclose:
+    """Candidates, one per direction s of :func:`directions`: (the difference / eps, the bound / eps).
+
+    On a box, the points of the segments x + [0, 1] eps s are enclosed by alpha u + eps [-1, 1]
+    whatever s is (a superset), so the derivative is linear in s there and its sup over s in
+    [-1, 1]^T is at a vertex (the constraint |x'_k| <= alpha, dropped, only shrinks the set). At a
+    point (a lower bound), s is clipped into the range the constraint leaves (:func:`clipped`)."""
+
+    def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
+        eps, alpha = epsilon(arith, values["log10_eps"]), values["alpha"]
+        is_point = all(arith.is_point(v) for v in values.values())
+        over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
+        return [(shift, over_eps) for s in directions(T)
+                if (shift := direction_shift(arith, values, eps, s, is_point, with_block)) is not None]
+
+    return enclose
+
+
+def feasibility(T: int) -> Callable[[Backend, dict[str, Any]], str]:
+    """Tokens 2..T are exchangeable (with the full mask and every s enumerated): u_2 <= ... <= u_T."""
+
+    def state(arith: Backend, values: dict[str, Any]) -> str:
+        result = INSIDE
+        for k in range(2, T):
+            left, right = values[f"u{k}"], values[f"u{k + 1}"]
+            if arith.lower(left) > arith.upper(right):
+                return OUTSIDE
+            if arith.upper(left) > arith.lower(right):
+                result = STRADDLES
+        return result
+
+    return state
+
+
+def _inside(x: float, centre: float, radius: float, alpha: float) -> bool:
+    """|x - centre| <= radius and |x| <= alpha, exactly."""
+    return abs(Fraction(x) - Fraction(centre)) <= Fraction(radius) and abs(Fraction(x)) <= Fraction(alpha)
+
+
+def perturbed(x: float, step: float, eps: float, alpha: float) -> float:
+    """fl(x + step), moved towards x ulp by ulp until both constraints hold exactly."""
+    y = min(max(x + step, -alpha), alpha)
+    while not _inside(y, x, eps, alpha):
+        y = math.nextafter(y, x)
+    return y
+
+
+def instance_maker(T: int, with_block: bool) -> Callable[[dict[str, float], int], dict[str, Any]]:
+    def instance(point: dict[str, float], choice: int) -> dict[str, Any]:
+        alpha = point["alpha"]
+        eps = 10.0 ** point["log10_eps"]
+        X = [alpha * point[f"u{k}"] for k in range(1, T + 1)]
+        s = directions(T)[choice]
+        Xp = [perturbed(x, eps * sk, eps, alpha) for x, sk in zip(X, s, strict=True)]
+        one = np.ones((1, 1, 1))
+        out: dict[str, Any] = {
+            "alpha": alpha, "d1": 1, "d2": 1, "eps_max": eps,
+            "X": np.asarray(X, dtype=np.float64).reshape(T, 1),
+            "X_perturbed": np.asarray(Xp, dtype=np.float64).reshape(T, 1),
+            "mask": np.ones((T, T), dtype=np.int8),
+            "W_Q": np.full((1, 1, 1), point["a"]), "W_K": one.copy(), "W_V": one.copy(), "W_O": one.copy(),
+        }
+        if with_block:
+            out["fc_layers"] = [np.ones((1, 1))]
+        return out
+
+    return instance
+
+
+def contains_maker(T: int, with_block: bool, statement: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether an instance (a seed) lies in the family: its shape, ranges and every assumption."""
+
+    def contains(instance: dict[str, Any]) -> bool:
+        from sltcheck.assumptions import violations
+
+        X = np.asarray(instance["X"])
+        W = [np.asarray(instance[k]) for k in ("W_Q", "W_K", "W_V", "W_O")]
+        eps = float(instance["eps_max"])
+        shape_ok = (X.shape == (T, 1) and all(w.shape == (1, 1, 1) for w in W)
+                    and bool(np.all(np.asarray(instance["mask"]) == 1)))
+        if with_block:
+            layers = instance.get("fc_layers", [])
+            shape_ok = shape_ok and len(layers) == 1 and np.asarray(layers[0]).shape == (1, 1)
+        return (shape_ok and 1.0 <= float(instance["alpha"]) <= ALPHA_HIGH and eps > 0
+                and LOG_EPS_LOW <= math.log10(eps) <= LOG_EPS_HIGH and not violations(statement, instance))
+
+    return contains
+
+
+def search_fixed(T: int, with_block: bool) -> dict[str, Any]:
+    """What restricts the worst-case search to the family's shape: d = H = 1 (L = 1), T tokens, full mask."""
+    shape = {"d1": 1, "d2": 1, "H": 1, "dK": 1, "dV": 1, "T": T, **({"L": 1} if with_block else {})}
+    return {**shape, "mask": np.ones((T, T), dtype=np.int8)}
+
+
+def families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
+             seeds: Callable[[], list[dict[str, Any]]] | None = None,
+             expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES) -> list[Family]:
+    """One family per T and variant; ``variants``: name -> (factor, eps weight) of the bound
+    factor H sqrt(d1) (alpha (exp(4 alpha eps) - 1) + eps weight x eps). ``expected``: variant ->
+    {T: the known answer} for the variants not expected to hold (unknown at the other T)."""
+    out = []
+    for T in sizes:
+        for variant, (factor, eps_weight) in variants.items():
+            out.append(Family(
+                statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T),
+                enclose=enclosure(T, with_block, factor, eps_weight), instance=instance_maker(T, with_block),
+                feasibility=feasibility(T), contains=contains_maker(T, with_block, statement), seeds=seeds,
+                search_fixed=search_fixed(T, with_block),
+                description=f"d = H = 1{', L = 1' if with_block else ''}, T = {T}, full mask, alpha in "
+                            f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
+                expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held"))
+    return out
+
