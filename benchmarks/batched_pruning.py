@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.pruning import construction, sources
+from sltcheck.pruning import construction, product_approximation, sources
 from sltcheck.pruning.subset_sum import solve_subset_sum
 
 
@@ -76,14 +76,14 @@ def _timed_batched(solver_time: list[float]) -> Callable[..., Any]:
 
 def _prune(target: Any, source: Any, solver: str, workers: int, split: bool) -> tuple[float, float, list[bytes]]:
     solver_time = [0.0]
-    original = construction.solve_subset_sum
-    construction.solve_subset_sum = _one_by_one(solver_time) if split else _timed_batched(solver_time)
+    original = product_approximation.solve_subset_sum  # what Solve.run calls
+    product_approximation.solve_subset_sum = _one_by_one(solver_time) if split else _timed_batched(solver_time)
     try:
         tick = time.perf_counter()
         pruned = construction.prune_mha(target, source, solver, workers=workers)
         total = time.perf_counter() - tick
     finally:
-        construction.solve_subset_sum = original
+        product_approximation.solve_subset_sum = original
     return total, solver_time[0], [m.tobytes() for m in pruned._mask_arrays()]
 
 

@@ -44,7 +44,7 @@ def certified_ratio(statement: str, variant: str, instance: dict[str, Any]) -> d
     """measured / bound at ``instance``: enclosed in interval arithmetic where :mod:`sltcheck.certified`
     covers the statement and variant (``certified``: [low, high], rounded outward), else None."""
     from sltcheck import certified
-    from sltcheck.numerics.intervals import ends
+    from sltcheck.numerics.enclosures import ends
 
     if variant not in certified.supported().get(statement, ()):
         return {"certified": None, "outcome": None, "backend": None}

@@ -228,7 +228,7 @@ class MpmathBackend(Backend):
         return iv.exp(x)
 
     def expm1(self, x: Any) -> Any:
-        from sltcheck.numerics.intervals import expm1
+        from sltcheck.numerics.enclosures import expm1
 
         return expm1(x)
 

@@ -41,6 +41,10 @@ becomes a 2L-layer source; the source's ReLU after layer 2l is the target's afte
 
 Every error here is recomputed in mpmath (``dps`` digits, float64 weights
 converted exactly) from the masks and the source weights, never taken from a solver.
+
+The parts: :mod:`~sltcheck.pruning.product_approximation` (Lemma 7 on one product),
+:mod:`~sltcheck.pruning.relu_layers` (Pensia et al.'s layer); this module applies them to attention,
+FC networks, blocks and transformers and keeps the results' types.
 """
 
 from __future__ import annotations
@@ -61,23 +65,23 @@ from sltcheck.model.weights import (
     TransformerWeights,
 )
 from sltcheck.numerics import precision
-from sltcheck.numerics.validation import check_array, check_choice, check_dps
-from sltcheck.pruning.subset_sum import MIPOptions, SubsetSumResult, solve_subset_sum
-
-REMAINDERS = ("error", "drop")
-
-
-@dataclass(frozen=True)
-class ProductApproximation:
-    """Masks of Lemma 7 for W ≈ scale (W2⊙M2)(W1⊙M1) and the error they achieve."""
-
-    M1: np.ndarray  # bool (n, d1): block structure of Eq. (6)
-    M2: np.ndarray  # bool (d2, n): subset-sum choices of Eq. (7)
-    group_size: int  # n'
-    error: float  # ||W - scale (W2⊙M2)(W1⊙M1)||_max, from the mpmath value
-    error_mp: Any  # the same in mpmath
-    entry_errors: np.ndarray  # float64 (d2, d1), recomputed in mpmath
-    solves: tuple[SubsetSumResult, ...]
+from sltcheck.numerics.validation import check_dps
+from sltcheck.pruning.product_approximation import (  # noqa: F401 (re-exported: public here)
+    REMAINDERS,
+    ProductApproximation,
+    Solve,
+    approximate_product,
+    exact_dot_mp,
+    group_size,
+    product_masks,
+)
+from sltcheck.pruning.relu_layers import (  # noqa: F401 (re-exported: public here)
+    ReLULayerApproximation,
+    approximate_relu_layer,
+    relu_layer_masks,
+    relu_layer_parts,
+)
+from sltcheck.pruning.subset_sum import MIPOptions
 
 
 @dataclass(frozen=True)
@@ -158,147 +162,6 @@ def _density(masks: Sequence[np.ndarray]) -> float:
     return sum(int(m.sum()) for m in masks) / sum(m.size for m in masks)
 
 
-@dataclass(frozen=True)
-class _Solve:
-    """How to solve: passed unchanged from the public functions down to the solver."""
-
-    solver: str = "mitm"
-    options: MIPOptions | None = None
-    fallback: str | None = None
-    remainder: str = "error"
-    dps: int = 40
-    workers: int = 1  # processes sharing each matrix's d1 d2 problems; the masks do not depend on it
-
-    def run(self, targets: np.ndarray, candidates: np.ndarray) -> SubsetSumResult:
-        return solve_subset_sum(
-            targets, candidates, self.solver, options=self.options, fallback=self.fallback, workers=self.workers
-        )
-
-
-# --- Lemma 7 ------------------------------------------------------------------------------------
-
-
-def group_size(n: int, groups: int, remainder: str = "error", *, name: str = "n") -> int:
-    """n' = n // groups, refusing a remainder unless ``remainder="drop"``."""
-    check_choice("remainder", remainder, REMAINDERS)
-    if n < groups:
-        raise ValueError(f"{name} must be at least {groups} (one hidden unit per group), got {n}")
-    if n % groups and remainder == "error":
-        raise ValueError(
-            f"{name} = {n} must be divisible by {groups} (the number of groups of Lemma 7); "
-            f"use a multiple of {groups} or remainder='drop' to prune the last {n % groups} units"
-        )
-    return n // groups
-
-
-def approximate_product(
-    W: object,
-    W1: object,
-    W2: object,
-    solver: str = "mitm",
-    *,
-    scale_inverse_sqrt: int = 1,
-    remainder: str = "error",
-    options: MIPOptions | None = None,
-    fallback: str | None = None,
-    dps: int = 40,
-    workers: int = 1,
-) -> ProductApproximation:
-    """Lemma 7: masks with W ≈ (W2⊙M2)(W1⊙M1) / sqrt(scale_inverse_sqrt).
-
-    W (d2 x d1) may be float64 or mpf (then the subset sums aim at its float64
-    rounding, and the error is measured against W itself).
-    """
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
-    return _approximate_product(W, W1, W2, how, scale_inverse_sqrt)
-
-
-def _approximate_product(
-    W: object,
-    W1: object,
-    W2: object,
-    how: _Solve,
-    scale_inverse_sqrt: int = 1,
-    width_name: str = "n (rows of W1)",
-) -> ProductApproximation:
-    target = check_array("W", W, ndim=2)
-    d2, d1 = target.shape
-    first = check_array("W1", W1, ndim=2)
-    n = first.shape[0]
-    first = check_array("W1", first, shape=(n, d1))
-    second = check_array("W2", W2, shape=(d2, n))
-    size = group_size(n, d1, how.remainder, name=width_name)
-    scale = 1.0 / np.sqrt(scale_inverse_sqrt)
-
-    # u_j = W1[group j, j] (Eq. (6)); v_{i,j} = W2[i, group j] (Eq. (7)).
-    units = np.arange(d1 * size).reshape(d1, size)  # units[j] = group j
-    u = first[units, np.arange(d1)[:, None]]  # (d1, n')
-    v = second[:, units]  # (d2, d1, n')
-    candidates = (v * u[None]) * scale if scale_inverse_sqrt != 1 else v * u[None]
-    solve = how.run(_as_float(target).reshape(-1), candidates.reshape(d2 * d1, size))
-
-    M1 = np.zeros((n, d1), dtype=bool)
-    M1[units, np.arange(d1)[:, None]] = True
-    M2 = np.zeros((d2, n), dtype=bool)
-    M2[:, units] = solve.masks.reshape(d2, d1, size)
-    entry_errors_mp = _product_error_mp(target, first, second, M1, M2, scale_inverse_sqrt, how.dps)
-    error_mp = max(entry_errors_mp.flat)
-    return ProductApproximation(
-        M1=M1,
-        M2=M2,
-        group_size=size,
-        error=float(error_mp),
-        error_mp=error_mp,
-        entry_errors=entry_errors_mp.astype(np.float64),
-        solves=(solve,),
-    )
-
-
-def exact_dot_mp(x: np.ndarray, y: np.ndarray) -> Any:
-    """sum_k x_k y_k for float64 vectors, summed exactly (integers) and rounded once to mpmath's
-    precision: where the products are exact at that precision (dps >= 33, the default 40) this is
-    bit for bit mpmath.fsum of the mpf products (an exact sum rounded once), ~80x faster at 512
-    terms; below, it is more accurate (the products are not rounded)."""
-    if x.size == 0:
-        return mpmath.mpf(0)
-    x_fraction, x_exponent = np.frexp(np.asarray(x, dtype=np.float64))
-    y_fraction, y_exponent = np.frexp(np.asarray(y, dtype=np.float64))
-    x_mantissa = np.ldexp(x_fraction, 53).astype(np.int64).tolist()  # exact: 53-bit integers
-    y_mantissa = np.ldexp(y_fraction, 53).astype(np.int64).tolist()
-    exponent = x_exponent.astype(np.int64) + y_exponent.astype(np.int64)
-    low = int(exponent.min())
-    total = sum(
-        (a * b) << e for a, b, e in zip(x_mantissa, y_mantissa, (exponent - low).tolist(), strict=True)
-    )
-    return mpmath.ldexp(mpmath.mpf(total), low - 106)
-
-
-def _as_float(array: np.ndarray) -> np.ndarray:
-    return np.array([float(x) for x in array.flat]).reshape(array.shape) if array.dtype == object else array
-
-
-def _product_error_mp(
-    W: np.ndarray,
-    W1: np.ndarray,
-    W2: np.ndarray,
-    M1: np.ndarray,
-    M2: np.ndarray,
-    scale_inverse_sqrt: int,
-    dps: int,
-) -> np.ndarray:
-    """|W - (W2⊙M2)(W1⊙M1)/sqrt(s)| entrywise in mpmath, summing only the kept products."""
-    with mpmath.workdps(dps):
-        scale = 1 / mpmath.sqrt(scale_inverse_sqrt)
-        target = precision.to_mp(W, dps)
-        errors = np.empty(W.shape, dtype=object)
-        for i in range(W.shape[0]):
-            for j in range(W.shape[1]):
-                kept = np.flatnonzero(M2[i] & M1[:, j])
-                total = exact_dot_mp(W2[i, kept], W1[kept, j])
-                errors[i, j] = abs(target[i, j] - total * scale)
-        return errors
-
-
 # --- multi-head attention (Theorem 9) -----------------------------------------------------------
 
 
@@ -315,11 +178,11 @@ def prune_mha(
 ) -> PrunedMHA:
     """Masks for every head's W_QK and W_VO (Eqs. (14), (15)); errors of the pruned source's
     merged matrices against the target's, both merged in mpmath."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
+    how = Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_mha(target, source, how, prefix="")
 
 
-def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str) -> PrunedMHA:
+def _prune_mha(target: MHAWeights, source: MHAWeights, how: Solve, prefix: str) -> PrunedMHA:
     _check_mha_pair(target, source)
     merged_target = target.merged(how.dps)
     masks: dict[str, list[np.ndarray]] = {"M_Q": [], "M_K": [], "M_V": [], "M_O": []}
@@ -327,7 +190,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
     certified: dict[str, list[bool]] = {"W_QK": [], "W_VO": []}
     sizes: dict[str, int] = {}
     for head in range(target.heads):
-        qk = _approximate_product(
+        qk = product_masks(
             merged_target.W_QK[head],
             source.W_K[head].T,
             source.W_Q[head],
@@ -335,7 +198,7 @@ def _prune_mha(target: MHAWeights, source: MHAWeights, how: _Solve, prefix: str)
             scale_inverse_sqrt=source.d_key,
             width_name="n_K (source key width; groups over d1)",
         )
-        vo = _approximate_product(
+        vo = product_masks(
             merged_target.W_VO[head],
             source.W_O[head],
             source.W_V[head],
@@ -412,97 +275,6 @@ def _check_mha_pair(target: MHAWeights, source: MHAWeights) -> None:
 
 # --- fully-connected layers (Pensia et al. 2020; Theorem 10) -------------------------------------
 
-
-@dataclass(frozen=True)
-class ReLULayerApproximation:
-    """Masks for W ≈ (W2⊙M2) ReLU((W1⊙M1) x), split by the sign of u (module docstring)."""
-
-    M1: np.ndarray  # bool (n, d_in)
-    M2: np.ndarray  # bool (d_out, n)
-    group_size: int
-    error: float  # max(||W - A||_max, ||W - B||_max), recomputed in mpmath
-    error_mp: Any
-    solves: tuple[SubsetSumResult, ...]
-
-
-def approximate_relu_layer(
-    W: object,
-    W1: object,
-    W2: object,
-    solver: str = "mitm",
-    *,
-    remainder: str = "error",
-    options: MIPOptions | None = None,
-    fallback: str | None = None,
-    dps: int = 40,
-    workers: int = 1,
-) -> ReLULayerApproximation:
-    """Pensia et al.'s two-layers-for-one: masks so that W2⊙M2 ReLU(W1⊙M1 x) ≈ W x."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
-    return _approximate_relu_layer(W, W1, W2, how)
-
-
-def _approximate_relu_layer(
-    W: object, W1: object, W2: object, how: _Solve, width_name: str = "n (rows of W1)"
-) -> ReLULayerApproximation:
-    target = check_array("W", W, ndim=2)
-    d_out, d_in = target.shape
-    first = check_array("W1", W1, ndim=2)
-    n = first.shape[0]
-    first = check_array("W1", first, shape=(n, d_in))
-    second = check_array("W2", W2, shape=(d_out, n))
-    size = group_size(n, d_in, how.remainder, name=width_name)
-    wanted = _as_float(target)
-
-    M1 = np.zeros((n, d_in), dtype=bool)
-    M2 = np.zeros((d_out, n), dtype=bool)
-    solves = []
-    for j in range(d_in):
-        group = np.arange(j * size, (j + 1) * size)
-        M1[group, j] = True
-        u = first[group, j]
-        for units in (group[u > 0], group[u < 0]):  # ReLU(x_j) part, ReLU(-x_j) part
-            if units.size == 0:
-                continue  # this part stays 0; its error |W[:, j]| is recorded below
-            solve = how.run(wanted[:, j], second[:, units] * first[units, j][None])
-            M2[:, units] = solve.masks
-            solves.append(solve)
-    error_mp = _relu_layer_error_mp(target, first, second, M1, M2, how.dps)
-    return ReLULayerApproximation(M1, M2, size, float(error_mp), error_mp, tuple(solves))
-
-
-def relu_layer_parts(
-    W1: np.ndarray, W2: np.ndarray, M1: np.ndarray, M2: np.ndarray, dps: int = 40
-) -> tuple[np.ndarray, np.ndarray]:
-    """A, B (mpmath) with (W2⊙M2) ReLU((W1⊙M1) x) = A ReLU(x) - B ReLU(-x) for block-structured M1.
-
-    A[i, j] = sum over kept k with u_k > 0 of W2[i,k] u_k, B the same over u_k < 0.
-    """
-    d_out, d_in = W2.shape[0], W1.shape[1]
-    with mpmath.workdps(check_dps(dps)):
-        parts = np.empty((2, d_out, d_in), dtype=object)
-        for j in range(d_in):
-            column = np.flatnonzero(M1[:, j])
-            for i in range(d_out):
-                kept = column[M2[i, column]]
-                positive, negative = kept[W1[kept, j] > 0], kept[W1[kept, j] < 0]
-                parts[0, i, j] = exact_dot_mp(W2[i, positive], W1[positive, j])
-                parts[1, i, j] = exact_dot_mp(W2[i, negative], W1[negative, j])
-        return parts[0], parts[1]
-
-
-def _relu_layer_error_mp(
-    W: np.ndarray, W1: np.ndarray, W2: np.ndarray, M1: np.ndarray, M2: np.ndarray, dps: int
-) -> Any:
-    if np.any(M1.sum(axis=1) > 1):
-        raise ValueError("M1 must keep at most one input per hidden unit (the block structure of Eq. (6))")
-    positive, negative = relu_layer_parts(W1, W2, M1, M2, dps)
-    with mpmath.workdps(dps):
-        target = precision.to_mp(W, dps)
-        errors: list[Any] = [precision.max_norm(target - positive), precision.max_norm(target - negative)]
-        return max(errors)
-
-
 def prune_fc(
     target: FCWeights,
     source: FCWeights,
@@ -515,11 +287,11 @@ def prune_fc(
     workers: int = 1,
 ) -> PrunedFC:
     """Masks for a 2L-layer source approximating an L-layer target, layer pair by layer pair."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
+    how = Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_fc(target, source, how, prefix="")
 
 
-def _prune_fc(target: FCWeights, source: FCWeights, how: _Solve, prefix: str) -> PrunedFC:
+def _prune_fc(target: FCWeights, source: FCWeights, how: Solve, prefix: str) -> PrunedFC:
     if len(source.layers) != 2 * len(target.layers):
         raise ValueError(
             f"source must have 2L = {2 * len(target.layers)} layers for a target of L = "
@@ -535,7 +307,7 @@ def _prune_fc(target: FCWeights, source: FCWeights, how: _Solve, prefix: str) ->
                 f"{W.shape[0]} like target.layers[{index}], got shapes {W1.shape} and {W2.shape}"
             )
         width = f"{prefix}source.layers[{2 * index}] width (groups over d_in = {W.shape[1]})"
-        layer = _approximate_relu_layer(W, W1, W2, how, width_name=width)
+        layer = relu_layer_masks(W, W1, W2, how, width_name=width)
         masks += [layer.M1, layer.M2]
         errors.append(
             MatrixError(
@@ -566,7 +338,7 @@ def prune(
     workers: int = 1,
 ) -> PrunedMHA | PrunedFC | PrunedBlock | PrunedTransformer:
     """All masks for a target and a random source of the same kind; see the module docstring."""
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
+    how = Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     if isinstance(target, MHAWeights) and isinstance(source, MHAWeights):
         return _prune_mha(target, source, how, prefix="")
     if isinstance(target, FCWeights) and isinstance(source, FCWeights):
@@ -592,18 +364,18 @@ def prune_transformer(
     dps: int = 40,
     workers: int = 1,
 ) -> PrunedTransformer:
-    how = _Solve(solver, options, fallback, remainder, check_dps(dps), workers)
+    how = Solve(solver, options, fallback, remainder, check_dps(dps), workers)
     return _prune_transformer(target, source, how)
 
 
-def _prune_block(target: BlockWeights, source: BlockWeights, how: _Solve, prefix: str) -> PrunedBlock:
+def _prune_block(target: BlockWeights, source: BlockWeights, how: Solve, prefix: str) -> PrunedBlock:
     attention = _prune_mha(target.attention, source.attention, how, prefix=f"{prefix}attention.")
     fc = _prune_fc(target.fc, source.fc, how, prefix=f"{prefix}fc.")
     return PrunedBlock(attention=attention, fc=fc, weights=BlockWeights(attention.weights, fc.weights))
 
 
 def _prune_transformer(
-    target: TransformerWeights, source: TransformerWeights, how: _Solve
+    target: TransformerWeights, source: TransformerWeights, how: Solve
 ) -> PrunedTransformer:
     if len(source.blocks) != len(target.blocks):
         raise ValueError(

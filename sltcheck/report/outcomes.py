@@ -22,3 +22,9 @@ def outcome(entry: dict[str, Any]) -> str:
     if (entry.get("verdict") or {}).get("undecided"):
         return "undecided"
     return "held"
+
+
+def attained(entry: dict[str, Any]) -> bool:
+    """A held variant whose worst ratio is exactly 1: its bound is an identity on some instance."""
+    ratio = entry.get("worst_ratio")
+    return outcome(entry) == "held" and isinstance(ratio, int | float) and math.isclose(ratio, 1.0, rel_tol=1e-12)

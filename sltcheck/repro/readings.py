@@ -10,7 +10,7 @@ Figures 4-6 must choose. Each choice is an axis (:data:`AXES`); a reading is one
 - ``token``: the regression token, learned from zero with the target or fixed at zero (Figures 4,
   5; Figure 6's targets are untrained);
 - ``norms``: the target kept as trained or drawn, or rescaled onto the theorems' assumptions;
-- ``error``: what "the approximation error" of a source is (:data:`sltcheck.repro.synthetic.ERRORS`);
+- ``error``: what "the approximation error" of a source is (:data:`sltcheck.repro.sweep_config.ERRORS`);
 - ``fit``: how the decay is fitted (:data:`sltcheck.repro.fits.FITS`), over every width or a range.
 
 The first four change what is computed: each of their combinations is one run directory under
@@ -38,7 +38,7 @@ import numpy as np
 from sltcheck.errors import UsageError
 from sltcheck.executors import Executor
 from sltcheck.jsonfiles import read_json, write_json_atomic
-from sltcheck.repro import figures, synthetic
+from sltcheck.repro import figures, sweep_config, sweep_summary, synthetic
 from sltcheck.repro.dataset import angular_velocity
 from sltcheck.repro.fits import FITS, PAPER_FIT, WORKSHOP_FIT, inside, regime
 from sltcheck.repro.readings_text import conclusion
@@ -73,7 +73,7 @@ class ReadingsConfig:
     seed: int = 0
     solver_options: dict[str, Any] = field(default_factory=dict)
 
-    def run_config(self, init: str, solver: str, token: str, norms: str) -> synthetic.SweepConfig:
+    def run_config(self, init: str, solver: str, token: str, norms: str) -> sweep_config.SweepConfig:
         overrides: dict[str, Any] = {"solver": solver, "init": init, "norm_policy": NORMS[norms],
                                      "regression_token": token, "seed": self.seed,
                                      "solver_options": dict(self.solver_options)}
@@ -85,7 +85,7 @@ class ReadingsConfig:
                 overrides[name] = getattr(self, name)
         return synthetic.preset_config(self.figure, self.preset, "theory", **overrides)
 
-    def runs(self) -> list[tuple[str, synthetic.SweepConfig]]:
+    def runs(self) -> list[tuple[str, sweep_config.SweepConfig]]:
         """(name, configuration) of every computed combination, in grid order."""
         out = []
         for init, solver, token, norms in itertools.product(*(self.grid[axis] for axis in COMPUTED)):
@@ -97,13 +97,13 @@ class ReadingsConfig:
 def make_config(figure: str, preset: str, grid: dict[str, tuple[str, ...] | None] | None = None,
                 **options: Any) -> ReadingsConfig:
     """A validated configuration: ``grid`` gives the values of any axis (others: :data:`DEFAULTS`)."""
-    if figure not in synthetic.FIGURES:
-        raise UsageError(f"figure must be one of {', '.join(synthetic.FIGURES)}, got {figure!r}")
+    if figure not in sweep_config.FIGURES:
+        raise UsageError(f"figure must be one of {', '.join(sweep_config.FIGURES)}, got {figure!r}")
     chosen = _chosen_axes(figure, grid)
     _check_axis_values(chosen)
     config = ReadingsConfig(figure, preset, chosen, **options)
     for _, run_config in config.runs():  # every computed combination checked before any work
-        synthetic.validate_config(run_config)
+        sweep_config.validate_config(run_config)
     for span in config.fit_widths:
         if span is not None and not (isinstance(span, tuple) and len(span) == 2 and 1 <= span[0] < span[1]):
             raise UsageError(f"--fit-widths must be ranges LO:HI with 1 <= LO < HI, got {span!r}")
@@ -128,7 +128,7 @@ def _chosen_axes(figure: str, grid: dict[str, tuple[str, ...] | None] | None) ->
 
 def _check_axis_values(chosen: dict[str, tuple[str, ...]]) -> None:
     """Every axis names at least one value, and the error, fit and norms axes only allowed ones."""
-    allowed = {"error": tuple(synthetic.ERRORS), "fit": FITS, "norms": tuple(NORMS)}
+    allowed = {"error": tuple(sweep_config.ERRORS), "fit": FITS, "norms": tuple(NORMS)}
     for axis, values in chosen.items():
         if not values:
             raise UsageError(f"--{axis}s must name at least one value")
@@ -143,7 +143,7 @@ class Computed:
 
     name: str
     options: dict[str, str]
-    config: synthetic.SweepConfig
+    config: sweep_config.SweepConfig
     summary: dict[str, Any]
     records: list[dict[str, Any]]
     seconds: float
@@ -224,7 +224,7 @@ def readings_document(config: ReadingsConfig, computed: list[Computed], planned:
     return document
 
 
-def _setting(run_config: synthetic.SweepConfig) -> dict[str, Any]:
+def _setting(run_config: sweep_config.SweepConfig) -> dict[str, Any]:
     """What every reading shares (the preset's counts, or the ones given)."""
     return {key: getattr(run_config, key) for key in ("sources", "widths", "lengths", "blocks", "test_samples",
                                                       "target_epochs", "seed")}
@@ -269,7 +269,7 @@ def _reading(config: ReadingsConfig, run: Computed, error: str, kind: str,
              span: tuple[int, int] | None) -> dict[str, Any]:
     summary = run.summary
     points = summary["points"]
-    fits = synthetic.fits_of(run.config, points, run.records, error, kind, span)
+    fits = sweep_summary.fits_of(run.config, points, run.records, error, kind, span)
     row: dict[str, Any] = {
         "name": _name(run, error, kind, span), "run": f"runs/{run.name}",
         "options": {**run.options, "error": error, "fit": kind,
@@ -340,7 +340,7 @@ def _fig5_facts(points: list[dict[str, Any]], error: str) -> dict[str, Any]:
             "bounded_in_length": not grows}
 
 
-def _fig6_facts(run_config: synthetic.SweepConfig, points: list[dict[str, Any]], records: list[dict[str, Any]],
+def _fig6_facts(run_config: sweep_config.SweepConfig, points: list[dict[str, Any]], records: list[dict[str, Any]],
                 error: str, kind: str, span: tuple[int, int] | None, fits: dict[str, Any]) -> dict[str, Any]:
     """Does the error accumulate with B (the mean error at the largest width, per B), and is
     delta shared (each B's delta fitted on its own, beside the first block's)?"""
@@ -351,7 +351,7 @@ def _fig6_facts(run_config: synthetic.SweepConfig, points: list[dict[str, Any]],
     free = {}
     for b in blocks:
         single = replace(run_config, blocks=(b,))
-        fit = synthetic.fits_of(single, [p for p in points if p["blocks"] == b], records, error, kind, span)
+        fit = sweep_summary.fits_of(single, [p for p in points if p["blocks"] == b], records, error, kind, span)
         free[f"B={b}"] = _fit_summary(fit.get(f"B={b}"))
     first = free[f"B={blocks[0]}"]
     shared = []

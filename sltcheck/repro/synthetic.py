@@ -23,321 +23,57 @@ The regression token (B.1: "initialized to zero", shared by source and target) i
 learned with the target (``regression_token="learned"``, the default) or kept at
 zero (``"fixed-zero"``: the read-out's attention is then uniform and W_Q, W_K get no
 gradient); the sources read the same token, and alpha = max(sqrt(2), ||token||).
+
+The parts: :mod:`~sltcheck.repro.sweep_config` (the options and presets),
+:mod:`~sltcheck.repro.source_check` (one source pruned and checked), :mod:`~sltcheck.repro.sweep_summary`
+(the summary and fits); this module builds the targets and drives the sweep (:func:`run`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import mpmath
 import numpy as np
 
 from sltcheck.extras import require
 
 require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproductions)")
-import torch  # noqa: E402
 
 from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402
 from sltcheck.harness.serialise import decode, encode  # noqa: E402
 from sltcheck.jsonfiles import fingerprint, read_json, write_json_atomic  # noqa: E402
-from sltcheck.model import reference  # noqa: E402
-from sltcheck.model.torch_model import MultiHeadAttention, Transformer  # noqa: E402
-from sltcheck.model.weights import MHAWeights, TransformerWeights  # noqa: E402
-from sltcheck.numerics.validation import check_choice  # noqa: E402
-from sltcheck.numerics.verdict import decide  # noqa: E402
-from sltcheck.pruning import construction, sources  # noqa: E402
-from sltcheck.pruning.subset_sum import MIPOptions  # noqa: E402
+from sltcheck.model.weights import MHAWeights  # noqa: E402
 from sltcheck.repro import bounds, figures, targets  # noqa: E402
-from sltcheck.repro.dataset import (  # noqa: E402
-    AngularVelocity,
-    alpha_for,
-    angular_velocity,
-    full_attention,
-    token_bound,
+from sltcheck.repro.dataset import AngularVelocity, alpha_for, angular_velocity  # noqa: E402
+from sltcheck.repro.source_check import (  # noqa: E402, F401 (re-exported: public here)
+    VACUITY_MARGIN,
+    SweepErrors,
+    mha_source,
+    transformer_source,
+    vacuity,
 )
-from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit  # noqa: E402
 from sltcheck.repro.store import RunDirectory  # noqa: E402
+from sltcheck.repro.sweep_config import (  # noqa: E402, F401 (re-exported: public here)
+    ERRORS,
+    FIGURES,
+    MAX_EPOCHS,
+    MAX_SOURCES,
+    MAX_TEST_SAMPLES,
+    MODES,
+    PRESETS,
+    VERDICT_DPS,
+    WORST_SEQUENCES,
+    SweepConfig,
+    preset_config,
+    validate_config,
+)
+from sltcheck.repro.sweep_summary import fits_of, summarise  # noqa: E402, F401 (fits_of re-exported: public here)
 from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
-
-FIGURES = ("fig4", "fig5", "fig6")
-PRESETS = ("quick", "paper")
-MODES = {
-    "paper": {"solver": "exact", "init": "xavier", "norm_policy": "keep"},  # B.1's Gurobi: --solver gurobi
-    "theory": {"solver": "exact", "init": "theory", "norm_policy": "rescale"},
-}
-VERDICT_DPS = 30
-WORST_SEQUENCES = 2  # re-evaluated in mpmath per source and length
-
-# What "the approximation error" of one source is (Section 4.2 does not define it; each is a reading).
-# Name -> (record field, description). Per width, the figures show the mean and standard deviation
-# over sources of the chosen one.
-ERRORS: dict[str, tuple[str, str]] = {
-    "max": ("error", "max over every token of every test input of ||S(x_i) - T(x_i)|| (the theorems' error)"),
-    "mean": ("error_mean", "mean over test inputs of the max over tokens of ||S(x_i) - T(x_i)||"),
-    "read-out": ("error_read_out", "mean over test inputs of ||S(x_0) - T(x_0)||, the regression token's "
-                                   "output: what the model predicts"),
-    "weight": ("error_weight", "the largest max-norm error of a merged weight matrix (W_QK, W_VO, FC)"),
-}
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    figure: str
-    preset: str
-    mode: str
-    solver: str
-    init: str
-    widths: tuple[int, ...]  # n_K = n_V (Figures 4, 5) or n_MHA = n_FC (Figure 6)
-    lengths: tuple[int, ...]  # T
-    blocks: tuple[int, ...] = (1,)  # B (Figure 6)
-    sources: int = 100  # random sources per point
-    test_samples: int = 10_000
-    seed: int = 0
-    heads: int = 1
-    d_key: int = 8  # the target's d_K = d_V
-    train_target: bool = True
-    target_epochs: int = 25
-    norm_policy: str = "rescale"
-    regression_token: str = "learned"  # targets.REGRESSION_TOKENS
-    bound: str = "auto"  # bounds.BOUNDS
-    extra: dict[str, Any] = field(default_factory=dict)
-    # The MIP solvers' settings (sltcheck.pruning.subset_sum.MIPOptions: time_limit, mip_gap,
-    # threads); empty: the solver's defaults. Licence-free solvers ignore them.
-    solver_options: dict[str, Any] = field(default_factory=dict)
-
-    def mip_options(self) -> MIPOptions:
-        return MIPOptions(**self.solver_options)
-
-
-def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> SweepConfig:
-    check_choice("figure", figure, FIGURES)
-    check_choice("preset", preset, PRESETS)
-    check_choice("mode", mode, tuple(MODES))
-    quick = preset == "quick"
-    common: dict[str, Any] = dict(figure=figure, preset=preset, mode=mode, **MODES[mode])
-    if figure == "fig4":
-        config = SweepConfig(
-            **common,
-            widths=(4, 8, 12, 16, 20, 24) if quick else tuple(range(4, 65, 4)),
-            lengths=(4,), sources=5 if quick else 100, test_samples=500 if quick else 10_000,
-            target_epochs=3 if quick else 25,
-        )
-    elif figure == "fig5":
-        config = SweepConfig(
-            **common,
-            widths=(8, 16) if quick else (8, 16, 32, 64),
-            lengths=(4, 16, 64) if quick else (4, 8, 16, 32, 64, 128, 256),
-            sources=3 if quick else 100, test_samples=200 if quick else 10_000,
-            target_epochs=3 if quick else 25,
-        )
-    else:
-        config = SweepConfig(
-            **common,
-            widths=(8, 16, 24) if quick else tuple(range(8, 65, 8)),
-            lengths=(4,), blocks=(1, 2, 3) if quick else (1, 2, 3, 4),
-            sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
-            d_key=8,
-        )
-    config = replace(config, **overrides)
-    validate_config(config)
-    return config
-
-
-def validate_config(config: SweepConfig) -> SweepConfig:
-    """Every option checked before anything is trained or written (``UsageError``, a ``ValueError``)."""
-    from sltcheck.errors import UsageError
-    from sltcheck.pruning.sources import INITS
-    from sltcheck.pruning.subset_sum import SOLVERS, available_solvers
-    from sltcheck.repro.bounds import BOUNDS
-    from sltcheck.repro.targets import NORM_POLICIES, REGRESSION_TOKENS
-
-    def choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
-        if value not in allowed:
-            raise UsageError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-    choice("--solver", config.solver, SOLVERS)
-    choice("--init", config.init, INITS)
-    choice("--norm-policy", config.norm_policy, NORM_POLICIES)
-    choice("--regression-token", config.regression_token, REGRESSION_TOKENS)
-    choice("--bound", config.bound, BOUNDS)
-    licence_free = ("mitm", "exact", "fast", "brute", "greedy")
-    reason = None if config.solver in licence_free else available_solvers()[config.solver]
-    if reason is not None:
-        raise UsageError(f"--solver {config.solver} is not usable here: {reason}")
-    for name, value, limit in (("--sources", config.sources, MAX_SOURCES),
-                               ("--test-samples", config.test_samples, MAX_TEST_SAMPLES),
-                               ("--target-epochs", config.target_epochs, MAX_EPOCHS)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-            raise UsageError(f"{name} must be an integer from 1 to {limit}, got {value!r}")
-    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer, got {config.seed!r}")
-    for name, values in (("widths", config.widths), ("lengths", config.lengths), ("blocks", config.blocks)):
-        if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-            raise UsageError(f"{name} must be a non-empty list of positive integers, got {values!r}")
-    return config
-
-
-MAX_SOURCES = 100_000
-MAX_TEST_SAMPLES = 1_000_000
-MAX_EPOCHS = 10_000
-
-
-# --- one source ---------------------------------------------------------------
-
-
-def _source_seed(config: SweepConfig, *point: int) -> np.random.Generator:
-    return np.random.default_rng([config.seed, FIGURES.index(config.figure), *point])
-
-
-def _worst_rows(errors: np.ndarray, count: int) -> np.ndarray:
-    return np.argsort(errors, kind="stable")[::-1][:count]
-
-
-@dataclass(frozen=True)
-class SweepErrors:
-    """One source's outputs against the target's over the test set, in float64, per sequence:
-    ``worst`` = max_i ||S(x_i) - T(x_i)|| (over tokens i), ``read_out`` = ||S(x_0) - T(x_0)||
-    (the regression token's output: what the model predicts), ``trivial`` = max_i ||S(x_i)|| +
-    ||T(x_i)|| (the triangle inequality's bound on ``worst``)."""
-
-    worst: np.ndarray
-    read_out: np.ndarray
-    trivial: np.ndarray
-
-
-def _sweep_errors(source_out: torch.Tensor, target_out: torch.Tensor) -> SweepErrors:
-    difference = (source_out - target_out).norm(dim=-1)
-    trivial = source_out.norm(dim=-1) + target_out.norm(dim=-1)
-    return SweepErrors(difference.amax(dim=-1).numpy(), difference[:, 0].numpy(), trivial.amax(dim=-1).numpy())
-
-
-def _attention_errors(target: MHAWeights, pruned: MHAWeights, X: np.ndarray, mask: np.ndarray) -> SweepErrors:
-    with torch.no_grad():
-        Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
-        return _sweep_errors(MultiHeadAttention.from_weights(pruned)(Xt, maskt),
-                             MultiHeadAttention.from_weights(target)(Xt, maskt))
-
-
-def _transformer_errors(target: TransformerWeights, pruned: TransformerWeights, X: np.ndarray,
-                        mask: np.ndarray) -> SweepErrors:
-    with torch.no_grad():
-        Xt, maskt = torch.as_tensor(X), torch.as_tensor(mask)
-        return _sweep_errors(Transformer.from_weights(pruned)(Xt, maskt), Transformer.from_weights(target)(Xt, maskt))
-
-
-def _mp_error(evaluate: Callable[..., np.ndarray], target: object, pruned: object, X: np.ndarray,
-              mask: np.ndarray) -> Any:
-    """The measured side in mpmath for one sequence: max_i ||S(x_i) - T(x_i)||."""
-    import mpmath
-
-    with mpmath.workdps(VERDICT_DPS):
-        difference = evaluate(X, mask, pruned, VERDICT_DPS) - evaluate(X, mask, target, VERDICT_DPS)
-        return max(mpmath.sqrt(sum(v * v for v in row)) for row in difference)
-
-
-def _verdict_record(errors: SweepErrors, sequences: np.ndarray, evaluate: Callable[..., np.ndarray],
-                    target: object, pruned: object, bound: object, mask: np.ndarray) -> dict[str, Any]:
-    """The source's errors under every definition (:data:`ERRORS`), the verdict measured <= bound
-    decided in mpmath on the worst sequences, and whether the check could fail at all."""
-    worst = _worst_rows(errors.worst, WORST_SEQUENCES)
-    measured = max(_mp_error(evaluate, target, pruned, sequences[row], mask) for row in worst)
-    verdict = decide(measured, bound, VERDICT_DPS)
-    trivial = float(errors.trivial.max())
-    return {
-        "error": float(errors.worst.max()),
-        "error_mean": float(errors.worst.mean()),
-        "error_read_out": float(errors.read_out.mean()),
-        "worst_sequence": int(worst[0]),
-        **{key: value for key, value in verdict.as_dict().items() if key != "dps"},
-        "violated": verdict.violated,
-        **vacuity(bound, trivial),
-    }
-
-
-# A bound within this relative distance above the trivial bound (computed in float64) is not
-# separated from it: such a check is counted vacuous, never held.
-VACUITY_MARGIN = 1e-9
-
-
-def vacuity(bound: object, trivial: float) -> dict[str, Any]:
-    """Whether a check measured <= bound could fail on this test set: never where the bound is at
-    least the trivial bound max_i ||S(x_i)|| + ||T(x_i)|| (the triangle inequality, from the same
-    outputs). ``bound_over_trivial`` says by how much (a decimal string beyond float64's range)."""
-    with mpmath.workdps(VERDICT_DPS):
-        over = mpmath.mpf(bound) / mpmath.mpf(trivial) if trivial > 0 else mpmath.inf
-        vacuous = bool(over >= 1 - VACUITY_MARGIN)
-        return {"trivial_bound": trivial, "vacuous": vacuous,
-                "bound_over_trivial": _json_number(over) if mpmath.isfinite(over) else "inf"}
-
-
-def _pruning_record(result: construction.PrunedMHA | construction.PrunedTransformer) -> dict[str, Any]:
-    """What the pruning engine achieved: every matrix's max-norm error (recomputed
-    in mpmath from the masks) and the fraction of source weights kept."""
-    return {
-        "weight_errors": {e.name: e.error for e in result.errors},
-        "error_weight": max(float(e.error) for e in result.errors),
-        "all_optimal": all(e.proven_optimal for e in result.errors),
-        "all_certified": all(e.certified for e in result.errors),  # optimal or at the float64 floor
-        "density": result.density,
-    }
-
-
-def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
-               test: AngularVelocity, token: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """Prune one random source MHA of width n_K = n_V and check it at every length."""
-    started = time.perf_counter()
-    rng = _source_seed(config, width, index)
-    source = sources.source_mha(config.init, rng, heads=target.heads, d_in=target.d_in,
-                                d_out=target.d_out, n_key=width, n_value=width)
-    result = construction.prune_mha(target, source, solver=config.solver, options=config.mip_options())
-    pruned = result.weights
-    variant, bound = bounds.source_bound(target, pruned, alpha_for(token), token_bound(token), config.bound,
-                                         VERDICT_DPS)
-    records = []
-    for length in config.lengths:
-        X, mask = test.tokens(length, token=token), full_attention(length)
-        errors = _attention_errors(target, pruned, X, mask)
-        record = _verdict_record(errors, X, reference.mha, target, pruned, bound, mask)
-        records.append({
-            "figure": config.figure, "width": width, "length": length, "blocks": 1, "source": index,
-            "seed": [config.seed, FIGURES.index(config.figure), width, index],
-            "bound_statement": "theorem9", "bound_variant": variant,
-            **_pruning_record(result), **record,
-            "seconds": time.perf_counter() - started,
-        })
-    return records
-
-
-def transformer_source(config: SweepConfig, target: TransformerWeights, width: int, index: int,
-                       test: AngularVelocity) -> list[dict[str, Any]]:
-    started = time.perf_counter()
-    blocks = len(target.blocks)
-    rng = _source_seed(config, blocks, width, index)
-    source = sources.source_transformer(config.init, rng, blocks=blocks, heads=config.heads,
-                                        d=target.blocks[0].attention.d_in, n_mha=width, n_fc=width)
-    result = construction.prune_transformer(target, source, solver=config.solver, options=config.mip_options())
-    pruned = result.weights
-    statement = "theorem14" if blocks >= 2 else "theorem11"
-    checked_target, checked_source = (target, pruned) if blocks >= 2 else (target.blocks[0], pruned.blocks[0])
-    variant, bound = bounds.source_bound(checked_target, checked_source, alpha_for(None), token_bound(None),
-                                         config.bound, VERDICT_DPS)
-    length = config.lengths[0]
-    X, mask = test.tokens(length), full_attention(length)  # untrained targets: the token stays at zero
-    errors = _transformer_errors(target, pruned, X, mask)
-    record = _verdict_record(errors, X, reference.transformer, target, pruned, bound, mask)
-    return [{
-        "figure": config.figure, "width": width, "length": length, "blocks": blocks, "source": index,
-        "seed": [config.seed, FIGURES.index(config.figure), blocks, width, index],
-        "bound_statement": statement, "bound_variant": variant,
-        **_pruning_record(result), **record,
-        "seconds": time.perf_counter() - started,
-    }]
-
 
 # --- the sweep ------------------------------------------------------------------
 
@@ -484,98 +220,3 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
         run_dir.write_json("summary.json", summary)
         figures.write(summary, run_dir.path)
         return summary
-
-
-def summarise(config: SweepConfig, records: list[dict[str, Any]],
-              target_norms: dict[int, dict[str, float]]) -> dict[str, Any]:
-    """Mean and standard deviation per point, fits, and every violation."""
-    points = []
-    groups: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
-    for record in records:
-        groups.setdefault((record["blocks"], record["length"], record["width"]), []).append(record)
-    for (blocks, length, width), group in sorted(groups.items()):
-        ratios = np.array([r["ratio"] for r in group], dtype=float)
-        by_definition = {name: _mean_std([r[field] for r in group]) for name, (field, _) in ERRORS.items()
-                         if all(field in r for r in group)}
-        points.append({
-            "blocks": blocks, "length": length, "width": width, "sources": len(group),
-            **by_definition["max"], "errors": by_definition,
-            "max_ratio": float(ratios.max()),
-            "mean_bound": _json_number(mpmath.fsum(mpmath.mpf(r["bound"]) for r in group) / len(group)),
-        })
-    violations = [r for r in records if r["violated"]]
-    vacuous = [r for r in records if r.get("vacuous")]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "figure": config.figure, "config": asdict(config), "points": points,
-        "fits": fits_of(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
-        "checked": len(records), "violations": violations,
-        "undecided": sum(bool(r["undecided"]) for r in records),
-        # A bound at or above the trivial bound max_i ||S(x_i)|| + ||T(x_i)|| cannot be violated.
-        "vacuous": len(vacuous),
-        "held": sum(bool(r["holds"]) and not r.get("vacuous") for r in records),
-        "least_bound_over_trivial": _least_over_trivial(vacuous),
-        "worst_ratio": max((float(r["ratio"]) for r in records), default=None),
-        "target_norms": {str(b): n for b, n in target_norms.items()},
-        "norm_policy": config.norm_policy,
-        "bound_variants": sorted({str(r.get("bound_variant", "as-proven")) for r in records}),
-    }
-
-
-def _mean_std(values: list[float]) -> dict[str, float]:
-    array = np.asarray(values, dtype=float)
-    return {"mean": float(array.mean()), "std": float(array.std(ddof=1)) if array.size > 1 else 0.0}
-
-
-def _least_over_trivial(vacuous: list[dict[str, Any]]) -> float | str | None:
-    """The smallest bound / trivial bound among vacuous checks: every vacuous bound exceeds the
-    trivial one at least this many times."""
-    if not vacuous:
-        return None
-    with mpmath.workdps(VERDICT_DPS):
-        least = min(mpmath.mpf(r["bound_over_trivial"]) for r in vacuous)
-        return _json_number(least) if mpmath.isfinite(least) else "inf"
-
-
-def _json_number(value: Any) -> float | str:
-    """A float where float64 holds it, else the decimal string (strict JSON has no Infinity;
-    Theorem 14's bounds reach 1e400 and beyond). ``float()`` reads either."""
-    as_float = float(value)
-    return as_float if np.isfinite(as_float) else mpmath.nstr(value, 6)
-
-
-def fits_of(config: SweepConfig, points: list[dict[str, Any]], records: list[dict[str, Any]] | None = None,
-            error: str = "max", kind: str = "linear", widths: tuple[int, int] | None = None) -> dict[str, Any]:
-    """The figure's fits (Figure 4: one; Figure 5: one per length; Figure 6: one per block count,
-    delta fitted on the first and shared) of the error ``error`` (:data:`ERRORS`) with the fit
-    ``kind`` (:data:`sltcheck.repro.fits.FITS`; ``per-source`` needs ``records``), over the
-    widths from ``widths[0]`` to ``widths[1]`` (default: every width)."""
-    field = ERRORS[error][0]
-
-    def fit_of(selected: list[dict[str, Any]], delta: float | None = None) -> dict[str, Any] | None:
-        if widths is not None:
-            selected = [p for p in selected if widths[0] <= p["width"] <= widths[1]]
-        if len(selected) < 2:
-            return None
-        n = np.array([p["width"] for p in selected], dtype=float)
-        eps = np.array([p["errors"][error]["mean"] if "errors" in p else p["mean"] for p in selected], dtype=float)
-        per_source = None
-        if kind == "per-source":
-            per_source = [np.array([r[field] for r in records or () if (r["blocks"], r["length"], r["width"])
-                                    == (p["blocks"], p["length"], p["width"])], dtype=float) for p in selected]
-        try:
-            return fit(kind, n, eps, per_source, delta).as_dict()
-        except (RuntimeError, ValueError) as failure:  # a degenerate curve has no fit
-            return {"error": str(failure)}
-
-    if config.figure == "fig4":
-        return {"all": fit_of(points)}
-    if config.figure == "fig5":
-        return {f"T={length}": fit_of([p for p in points if p["length"] == length]) for length in config.lengths}
-    first = fit_of([p for p in points if p["blocks"] == config.blocks[0]])
-    shared = first.get("delta") if first else None
-    fits = {f"B={config.blocks[0]}": first}
-    for blocks in config.blocks[1:]:
-        fits[f"B={blocks}"] = fit_of([p for p in points if p["blocks"] == blocks],
-                                     delta=shared if isinstance(shared, float) and kind != "log-linear" else None)
-    return fits
