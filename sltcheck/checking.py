@@ -336,9 +336,9 @@ def _check_statement(
 ) -> None:
     """One statement's unfinished variants and mutants under one progress bar; findings.json after every unit."""
     from sltcheck.cli.output import StatementProgress
+    from sltcheck.harness.budget import planned_evaluations
     from sltcheck.harness.profiles import PROFILES
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.harness.search import planned_evaluations
     from sltcheck.statements import load
 
     module = load(name)

@@ -435,7 +435,8 @@ def _search_seeds(family: Family, state: State, report: Callable[[str], None] | 
     """Seeds from the worst-case search restricted to the family's shape (its public entry point,
     :func:`sltcheck.harness.search.search_worst_case`), one search per seed of SEARCH_SEEDS until one
     gives a certified counterexample in the family or one does not raise the lower bound."""
-    from sltcheck.harness.search import Budget, search_worst_case
+    from sltcheck.harness.budget import Budget
+    from sltcheck.harness.search import search_worst_case
 
     raised = True
     assert family.search_fixed is not None
