@@ -15,7 +15,8 @@ import pytest
 from sltcheck import certified
 from sltcheck.certify import Dimension, Family, families, select
 from sltcheck.certify.bnb import evaluate_box, point_ratio
-from sltcheck.certify.run import Store, certify_family
+from sltcheck.certify.run import certify_family
+from sltcheck.certify.store import Store
 from sltcheck.numerics import dual
 from sltcheck.numerics.balls import BACKENDS, arb_available, backend
 from sltcheck.numerics.intervals import ends

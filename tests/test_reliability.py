@@ -956,7 +956,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
     was called "corrupted"."""
     import errno
 
-    from sltcheck.certify import run as certify_run
+    from sltcheck.certify import store as certify_store
     from sltcheck.cli import repro as repro_cli  # noqa: F401 - the command's module, patched below
 
     monkeypatch.setattr(synthetic, "preset_config", lambda *args, **kwargs: tiny_config(widths=(4, 8, 12, 16)))
@@ -977,7 +977,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
         db.execute("PRAGMA page_size = 512")
         db.execute("VACUUM")
     with monkeypatch.context() as patch:
-        patch.setattr(certify_run, "Store", _tiny_store(certify_run.Store))
+        patch.setattr(certify_store, "Store", _tiny_store(certify_store.Store))
         assert _certified(boxes, 6) == 2
     line = error_line(capsys)
     assert "disk is full" in line and str(boxes / "boxes.sqlite") in line
