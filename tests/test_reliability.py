@@ -1083,7 +1083,7 @@ def test_ci_random_draws_a_seed_records_it_and_replays_as_ci(tmp_path: Path, mon
 
 def test_a_resumed_check_does_not_mix_gradient_backends(quick_findings: Path, tmp_path: Path) -> None:
     """A check resumed with torch after a run without it mixed autograd and finite-difference climbs."""
-    from sltcheck.checking import _resume
+    from sltcheck.findings import resume
     from sltcheck.harness.gradients import FINITE_DIFFERENCES, backend_name, differentiable
 
     data = read_json(quick_findings)
@@ -1096,7 +1096,7 @@ def test_a_resumed_check_does_not_mix_gradient_backends(quick_findings: Path, tm
     (tmp_path / "findings.json").write_text(json.dumps(seal(data)))
     with pytest.raises(StoredResultError, match="climbed with finite-differences gradients, this environment "
                                                 "would use autograd"):
-        _resume(tmp_path, data["run"])
+        resume(tmp_path, data["run"])
 
 
 def test_widths_writes_its_json_where_out_says(tmp_path: Path) -> None:
