@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import sltcheck
-from sltcheck import certified, worst_case
+from sltcheck import worst_case
+from sltcheck.certify import instance as certified
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements.contract import parts
 

@@ -26,7 +26,7 @@ edge mutants, the search-power benchmark). For one statement and variant it
    backend steered it;
 4. polishes the best derivative-free (Powell);
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
-   where :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
+   where :mod:`sltcheck.certify.instance` covers the statement, certified in interval arithmetic.
 
 The budget per profile is :data:`sltcheck.harness.budget.BUDGETS` (documented in
 ``docs/explanation/search.md``).
@@ -156,7 +156,7 @@ class WorstCase:
     seconds: float
     starts: int
     replay: Verdict | None = None  # a violation re-decided at twice the digits
-    certified: str | None = None  # the interval outcome where sltcheck.certified covers it
+    certified: str | None = None  # the interval outcome where sltcheck.certify.instance covers it
     trail: list[float] = field(default_factory=list)  # best float ratio after each climb
     gradients: str = gradient_backends.FINITE_DIFFERENCES  # how the climbs got their gradients
 
@@ -482,7 +482,7 @@ def _rank(item: tuple[float, int, Instance]) -> float:
 
 def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:
     """The interval-arithmetic outcome for ``instance``, or None where certified does not cover it."""
-    from sltcheck import certified
+    from sltcheck.certify import instance as certified
 
     if variant not in certified.supported().get(statement, ()):
         return None
