@@ -28,8 +28,10 @@ edge mutants, the search-power benchmark). For one statement and variant it
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
    where :mod:`sltcheck.certify.instance` covers the statement, certified in interval arithmetic.
 
-The budget per profile is :data:`sltcheck.harness.budget.BUDGETS` (documented in
-``docs/explanation/search.md``).
+Each step is one function of :func:`run_search` (the phases: ``_plan`` the budget, backend and
+shapes; ``_starts``; ``_climb``; ``_hop``; ``_polish``; ``_decide``; ``_confirm``) over one
+:class:`Plan`; the climbs themselves are :mod:`sltcheck.harness.climbing`. The budget per profile
+is :data:`sltcheck.harness.budget.BUDGETS` (documented in ``docs/explanation/search.md``).
 """
 
 from __future__ import annotations
