@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from sltcheck.certify import families
-from sltcheck.certify.run import Store, certify_family
+from sltcheck.certify.run import certify_family
+from sltcheck.certify.store import Store
 from sltcheck.numerics.balls import backend
 
 DEFAULT = ("lemma8/d1-T2/as-stated", "lemma8/d1-T3/as-stated", "lemma5/d1-T2/as-stated", "lemma5/d1-T2/via-lemma8",

@@ -22,7 +22,6 @@ constant c with measured <= c x bound, its lower end certified on the run's wors
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
 import time
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from sltcheck import findings
 from sltcheck.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -144,45 +144,6 @@ def _units(names: list[str], run_config: CheckRun) -> list[str]:
     return units
 
 
-def _resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
-    """The findings.json already in ``out`` (to resume), ``None`` if there is none; refuses
-    another run's findings (naming the differing options), a file changed since sltcheck wrote it,
-    and finished searches whose gradients another environment computed (autograd beside finite
-    differences: torch installed or removed since)."""
-    from sltcheck.errors import StoredResultError
-    from sltcheck.harness.gradients import backend_name, differentiable
-    from sltcheck.jsonfiles import seal_state
-    from sltcheck.records import FindingsFile
-    from sltcheck.rundir import refuse_other_configuration
-    from sltcheck.schema import load
-
-    path = out / "findings.json"
-    if not path.exists():
-        return None
-    try:
-        found = load(path, FindingsFile, "findings")
-    except StoredResultError as error:  # never overwritten, even when unreadable
-        raise StoredResultError(f"{error}; it is left as it is: move it away or give another --out") from None
-    refuse_other_configuration(out, dict(found["run"]), dict(run_config))
-    sealed = seal_state(found)
-    if sealed == "edited":
-        raise StoredResultError(f"findings {str(path)!r} was changed after sltcheck wrote it (its digest does not "
-                                "match its content), so its finished units cannot be trusted: replay it "
-                                "(sltcheck check --replay) and give another --out")
-    if sealed == "unsealed":
-        LOG.warning("%s carries no digest (an sltcheck before digests wrote it): its finished units are kept as "
-                    "they are; sltcheck check --replay re-decides them", path)
-    for entry in found["findings"]:
-        recorded = entry["search"]["gradients"] if entry["search"] else None
-        here = backend_name(differentiable(entry["statement"], entry["variant"]))
-        if recorded is not None and recorded != here:
-            raise StoredResultError(
-                f"findings {str(path)!r}: the finished search of {entry['statement']} [{entry['variant']}] climbed "
-                f"with {recorded} gradients, this environment would use {here} (torch installed or removed "
-                "since), and one run does not mix them: resume it where it started, or give another --out")
-    return found
-
-
 def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
     """Run (or resume) the check ``config`` describes in its run directory and return the findings
     it holds (``OUT/findings.json``, written after every unit); ``verbosity`` as the command's
@@ -204,7 +165,7 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
     }
     out = ensure_writable_directory(config.out)
     with DirectoryLock(out, "check"):
-        previous = _resume(out, run_config)
+        previous = findings.resume(out, run_config)
         units = _units(names, run_config)
         state: FindingsFile = previous or {
             "schema_version": SCHEMA_VERSION, "profile": run.profile, "seed": run.seed, "run": run_config,
@@ -219,26 +180,26 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
         RECORDER.seed = run.seed
         slack_names = tuple(names) if config.only else None
         if run.workers > 1:
-            _run_in_processes(run, state, lambda unit: _finish(out, state, unit, slack_names))
+            _run_in_processes(run, state, lambda unit: findings.save(out, state, unit, slack_names))
         with logging_redirect_tqdm(loggers=[LOG]):  # log lines go above the bars, not through them
             for name in names:
-                _check_statement(name, run, settings, state, units, lambda unit: _finish(out, state, unit,
+                _check_statement(name, run, settings, state, units, lambda unit: findings.save(out, state, unit,
                                                                                           slack_names))
         if "power" in units and "power" not in state["done"]:
             from sltcheck.harness import power as search_power
 
             LOG.info("search power: the search against every known supremum ...")
             state["power"] = search_power.table(run.profile, run.seed, tuple(names))
-            _finish(out, state, "power", slack_names)
+            findings.save(out, state, "power", slack_names)
         if "probability" in units and "probability" not in state["done"]:
             from sltcheck.pruning import allocation, probability
 
             LOG.info("probability statements: the proofs' allocation of eps, frequencies at the prescribed widths ...")
             state["probability"] = {"allocation": allocation.check_all(),
                                     **probability.run("full" if run.profile == "deep" else "ci", run.seed)}
-            _finish(out, state, "probability", slack_names)
+            findings.save(out, state, "probability", slack_names)
         if not state["complete"]:
-            _finish(out, state, None, slack_names)
+            findings.save(out, state, None, slack_names)
     return state
 
 
@@ -253,7 +214,7 @@ def log_summary(state: FindingsFile, out: Path) -> None:
 
         LOG.info("%s\n", allocation.format_table(state["probability"]["allocation"]))
         LOG.info("%s\n", probability.format_tables(state["probability"]))
-    LOG.info("%s", _table(state["findings"], state["mutants"]))
+    LOG.info("%s", findings.table(state["findings"], state["mutants"]))
     LOG.info("\nwrote %s", out / "findings.json")
 
 
@@ -336,9 +297,9 @@ def _check_statement(
 ) -> None:
     """One statement's unfinished variants and mutants under one progress bar; findings.json after every unit."""
     from sltcheck.console import StatementProgress
+    from sltcheck.harness.budget import planned_evaluations
     from sltcheck.harness.profiles import PROFILES
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.harness.search import planned_evaluations
     from sltcheck.statements import load
 
     module = load(name)
@@ -400,7 +361,7 @@ def _refute(name: str, mutant: Any, run: Settings) -> MutantRecord:
 def _certify_counterexample(row: MutantRecord, name: str, mutant: Any, instance: Instance) -> None:
     """The counterexample's verdict in interval arithmetic, where the mutant's bound is enclosed
     (its own, or the variant's whose bound it keeps while dropping an assumption)."""
-    from sltcheck import certified
+    from sltcheck.certify import instance as certified
     from sltcheck.statements import load
 
     enclosed = certified.supported().get(name, ())
@@ -413,13 +374,8 @@ def _certify_counterexample(row: MutantRecord, name: str, mutant: Any, instance:
     row["certified_backend"] = str(result["backend"])
 
 
-def _shown(ratio: object) -> str:
-    """A ratio for the terminal: a number to 6 digits, "-" for none, "inf"/"nan" as stored."""
-    return "-" if ratio is None else f"{ratio:.6g}" if isinstance(ratio, int | float) else str(ratio)
-
-
 def _log_variant(entry: FindingRecord) -> None:
-    shown = _shown(entry["worst_ratio"])
+    shown = findings.shown(entry["worst_ratio"])
     if entry["violated"]:
         LOG.warning("%s [%s] VIOLATED: worst measured/bound %s", entry["statement"], entry["variant"], shown)
     search: dict[str, Any] = dict(entry["search"] or {})
@@ -438,7 +394,7 @@ def check_variant(
     progress: Callable[[], None] | None = None,
 ) -> FindingRecord:
     """One variant: its property at the profile's budget, then the worst-case search; the worst
-    instance certified in interval arithmetic where :mod:`sltcheck.certified` covers it."""
+    instance certified in interval arithmetic where :mod:`sltcheck.certify.instance` covers it."""
     from hypothesis import seed as hypothesis_seed
 
     from sltcheck.harness.runner import RECORDER, property_test
@@ -479,8 +435,8 @@ def check_variant(
 
 
 def _certify(entry: FindingRecord, name: str, variant: str, instance: Instance | None) -> None:
-    """Add the worst instance's verdict in interval arithmetic, where sltcheck.certified covers it."""
-    from sltcheck import certified
+    """Add the worst instance's verdict in interval arithmetic, where sltcheck.certify.instance covers it."""
+    from sltcheck.certify import instance as certified
 
     if instance is None or variant not in certified.supported().get(name, ()):
         return
@@ -520,61 +476,3 @@ def entry_of(
     }
 
 
-@functools.cache
-def _slack_rows(names: tuple[str, ...] | None) -> list[dict[str, object]]:
-    """The slack table of the checked statements, computed once per process (~15 s for all:
-    Lemmas 12/13 need a search)."""
-    from sltcheck.suprema import slack_table
-
-    return slack_table(statements=names)
-
-
-def _finish(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple[str, ...] | None) -> None:
-    """Mark ``unit`` done and write findings.json atomically (strict JSON, schema-versioned)."""
-    from sltcheck.jsonfiles import seal, write_json_atomic
-    from sltcheck.schema import json_safe
-
-    if unit is not None:
-        state["done"].append(unit)
-        _in_planned_order(state)
-    state["complete"] = all(planned in state["done"] for planned in state["planned"])
-    if not state["slack"]:
-        state["slack"] = _slack_rows(slack_names)
-    if state["complete"] and "repaired_constants" not in state:
-        from sltcheck import repaired
-
-        state["repaired_constants"] = repaired.table([dict(f) for f in state["findings"]])
-    write_json_atomic(out / "findings.json", seal(json_safe(state)))
-
-
-def _in_planned_order(state: FindingsFile) -> None:
-    """Done units, findings and mutant rows in the planned order, however the units were
-    scheduled (a statement's mutants keep their module order: the sort is stable)."""
-    rank = {unit: index for index, unit in enumerate(state["planned"])}
-    state["done"].sort(key=lambda unit: rank.get(unit, len(rank)))
-    state["findings"].sort(key=lambda f: rank.get(f"{f['statement']}/{f['variant']}", len(rank)))
-    state["mutants"].sort(key=lambda m: rank.get(f"{m['statement']}/mutants", len(rank)))
-
-
-def _table(findings: list[FindingRecord], mutants: list[MutantRecord]) -> str:
-    lines = [
-        f"{'statement':<11} {'variant':<22} {'examples':>8} {'worst ratio':>14} {'violated':>8} "
-        f"{'undecided':>9} {'attained':>8} {'ex/s':>8}"
-    ]
-    for f in findings:
-        ratio = f["worst_ratio"]
-        lines.append(
-            f"{f['statement']:<11} {str(f['variant']) + (' *' if f['default'] else ''):<22} "
-            f"{f['examples']:>8} "
-            f"{_shown(ratio):>14} "
-            f"{('YES' if f['violated'] else 'no'):>8} "
-            f"{f['undecided']:>9} {f.get('attained', 0):>8} {f['examples_per_second'] or '-':>8}"
-        )
-    if mutants:
-        refuted = sum(bool(m["refuted"]) for m in mutants)
-        lines.append(f"\nmutants refuted: {refuted}/{len(mutants)}")
-        for m in mutants:
-            if not m["refuted"]:
-                lines.append(f"  SURVIVED {m['statement']}:{m['mutant']} ({m['message']})")
-    lines.append("(* = default variant, the one the proofs use)")
-    return "\n".join(lines)

@@ -12,10 +12,11 @@ from typing import Any
 import mpmath
 import pytest
 
-from sltcheck import certified
 from sltcheck.certify import Dimension, Family, families, select
+from sltcheck.certify import instance as certified
 from sltcheck.certify.bnb import evaluate_box, point_ratio
-from sltcheck.certify.run import Store, certify_family
+from sltcheck.certify.run import certify_family
+from sltcheck.certify.store import Store
 from sltcheck.numerics import dual
 from sltcheck.numerics.balls import BACKENDS, arb_available, backend
 from sltcheck.numerics.intervals import ends
@@ -130,7 +131,7 @@ def visible_points(
 
 @pytest.mark.parametrize("key", FAMILY_KEYS)
 def test_family_point_ratio_matches_the_statement(key: str) -> None:
-    """Two code paths: the family's enclosure at a point vs sltcheck.certified on its instance."""
+    """Two code paths: the family's enclosure at a point vs sltcheck.certify.instance on its instance."""
     family = families()[key]
     B = backend(BACKEND_NAMES[0])
     points = visible_points(B, family, random.Random(7), tries=60)

@@ -24,7 +24,8 @@ from sltcheck.certify.arguments import (
     slack_holds,
 )
 from sltcheck.certify.bnb import argued, point_ratio
-from sltcheck.certify.run import Store, certify_family
+from sltcheck.certify.run import certify_family
+from sltcheck.certify.store import Store
 from sltcheck.numerics.balls import BACKENDS, arb_available, backend
 
 BACKEND_NAMES = [name for name in BACKENDS if name != "arb" or arb_available()]

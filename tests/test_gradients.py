@@ -15,17 +15,11 @@ import pytest
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import gradients, power
+from sltcheck.harness.budget import BUDGETS, Budget, autograd_scaled
+from sltcheck.harness.climbing import flatten, unflatten
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.pytest_plugin import every_statement
-from sltcheck.harness.search import (
-    BUDGETS,
-    Budget,
-    _autograd_scaled,
-    _flatten,
-    _unflatten,
-    float_ratio,
-    search_worst_case,
-)
+from sltcheck.harness.search import float_ratio, search_worst_case
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements.shared.chains import FLOAT64_FLOOR
 
@@ -193,9 +187,9 @@ def test_torch_projection_equals_the_numpy_projection(statement: str) -> None:
     rng = np.random.default_rng(5)
     for instance in _instances(statement, 10, interior=False):
         free = tuple(key for key in module.FREE if key in instance)
-        vector = _flatten(instance, free) * rng.uniform(0.5, 2.0)  # points outside the limits too
-        expected = _flatten(module.project(_unflatten(instance, free, vector)), free)
-        got = _flatten(gradients.projected(backend, instance, free, vector), free)
+        vector = flatten(instance, free) * rng.uniform(0.5, 2.0)  # points outside the limits too
+        expected = flatten(module.project(unflatten(instance, free, vector)), free)
+        got = flatten(gradients.projected(backend, instance, free, vector), free)
         assert np.allclose(got, expected, rtol=2e-6, atol=1e-12)
 
 
@@ -208,10 +202,10 @@ def test_autograd_gradient_equals_finite_differences(statement: str, variant: st
     checked = 0
     for instance in _instances(statement, 8, interior=True):
         free = tuple(key for key in module.FREE if key in instance)
-        vector = _flatten(instance, free)
+        vector = flatten(instance, free)
 
         def ratio(z: np.ndarray) -> float:
-            return float_ratio(statement, variant, module.project(_unflatten(instance, free, z)))  # noqa: B023
+            return float_ratio(statement, variant, module.project(unflatten(instance, free, z)))  # noqa: B023
 
         if ratio(vector) <= 1e-9:  # the measured side vanishes (up to rounding): a kink of the norm
             continue
@@ -286,11 +280,11 @@ def test_a_power_case_with_a_twin_climbs_by_autograd(statement: str) -> None:
 
 
 def test_autograd_cost_divides_only_the_gradient_climbs() -> None:
-    scaled = _autograd_scaled(BUDGETS["ci"], 2)
+    scaled = autograd_scaled(BUDGETS["ci"], 2)
     assert scaled.gradient_climbs == BUDGETS["ci"].gradient_climbs // 2
     assert replace(scaled, gradient_climbs=BUDGETS["ci"].gradient_climbs) == BUDGETS["ci"]
     with pytest.raises(ValueError, match="AUTOGRAD_COST must be > 0"):
-        _autograd_scaled(BUDGETS["ci"], 0)
+        autograd_scaled(BUDGETS["ci"], 0)
 
 
 @pytest.mark.lemma12
@@ -310,7 +304,8 @@ class NoTorch:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, NoTorch())
 from sltcheck.assumptions import violations
-from sltcheck.harness.search import Budget, search_worst_case
+from sltcheck.harness.budget import Budget
+from sltcheck.harness.search import search_worst_case
 budget = Budget(shapes=2, starts=4, climbs=1, climb_evaluations=60, polish_evaluations=20)
 found = search_worst_case("lemma12", "as-stated", profile=budget, seed=1)
 assert not violations("lemma12", found.instance)
@@ -359,7 +354,7 @@ def test_far_sources_give_finite_ratios_or_nan_where_numpy_gives_zero() -> None:
         instance = chain_instances.project(chain_instances.far_source(
             chain_instances.start(shape, rng, on_boundary=True), shape, rng))
         free = tuple(key for key in chain_instances.FREE if key in instance)
-        value, grad = gradients.value_and_gradient(backend, "as-proven", instance, free, _flatten(instance, free))
+        value, grad = gradients.value_and_gradient(backend, "as-proven", instance, free, flatten(instance, free))
         expected = float_ratio("theorem14", "as-proven", instance)
         if not np.isfinite(value):
             assert expected == 0

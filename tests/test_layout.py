@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import sltcheck
-from sltcheck import certified, suprema
+from sltcheck import suprema
+from sltcheck.certify import instance as certified
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements.contract import parts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from sltcheck.checking import entry_of as _entry
+from sltcheck.checking import entry_of
 from sltcheck.harness.runner import Record
 from sltcheck.numerics.verdict import Verdict
 from sltcheck.report import findings_text
@@ -21,14 +21,14 @@ def _search_only_record() -> Record:
 
 
 def test_a_ratio_the_search_measured_is_kept_without_examples():
-    entry = _entry(_search_only_record(), "as-stated", 1.0, "", None)
+    entry = entry_of(_search_only_record(), "as-stated", 1.0, "", None)
     assert entry["worst_ratio"] == 0.5
     assert outcome(dict(entry)) == "held"
 
 
 @pytest.mark.lemma8
 def test_nothing_measured_is_not_held():
-    entry = _entry(Record("lemma8", "as-stated"), "as-stated", 1.0, "", None)
+    entry = entry_of(Record("lemma8", "as-stated"), "as-stated", 1.0, "", None)
     assert entry["worst_ratio"] is None
     assert outcome(dict(entry)) == "not measured"
 
@@ -36,8 +36,8 @@ def test_nothing_measured_is_not_held():
 @pytest.mark.lemma5
 @pytest.mark.lemma8
 def test_the_readme_section_lists_unmeasured_variants_apart_from_the_held_ones():
-    held = dict(_entry(_search_only_record(), "as-stated", 1.0, "", None))
-    unmeasured = {**dict(_entry(Record("lemma5", "as-stated"), "as-stated", 1.0, "", None))}
+    held = dict(entry_of(_search_only_record(), "as-stated", 1.0, "", None))
+    unmeasured = {**dict(entry_of(Record("lemma5", "as-stated"), "as-stated", 1.0, "", None))}
     text = findings_text.render({"findings": [held, unmeasured], "mutants": [], "power": [], "slack": []}, "f.json")
     assert "| lemma8 | as-stated * | 0.5 |" in text
     assert "| lemma5 |" not in text

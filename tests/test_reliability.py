@@ -985,7 +985,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
     was called "corrupted"."""
     import errno
 
-    from sltcheck.certify import run as certify_run
+    from sltcheck.certify import store as certify_store
     from sltcheck.cli import repro as repro_cli  # noqa: F401 - the command's module, patched below
 
     monkeypatch.setattr(synthetic, "preset_config", lambda *args, **kwargs: tiny_config(widths=(4, 8, 12, 16)))
@@ -1008,7 +1008,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_run_resumes(tmp_path: P
         db.execute("PRAGMA page_size = 512")
         db.execute("VACUUM")
     with monkeypatch.context() as patch:
-        patch.setattr(certify_run, "Store", _tiny_store(certify_run.Store))
+        patch.setattr(certify_store, "Store", _tiny_store(certify_store.Store))
         assert _certified(boxes, 6) == 2
     line = error_line(capsys)
     assert "disk is full" in line
@@ -1120,7 +1120,7 @@ def test_ci_random_draws_a_seed_records_it_and_replays_as_ci(tmp_path: Path, mon
 
 def test_a_resumed_check_does_not_mix_gradient_backends(quick_findings: Path, tmp_path: Path) -> None:
     """A check resumed with torch after a run without it mixed autograd and finite-difference climbs."""
-    from sltcheck.checking import _resume
+    from sltcheck.findings import resume
     from sltcheck.harness.gradients import FINITE_DIFFERENCES, backend_name, differentiable
 
     data = read_json(quick_findings)
@@ -1133,7 +1133,7 @@ def test_a_resumed_check_does_not_mix_gradient_backends(quick_findings: Path, tm
     (tmp_path / "findings.json").write_text(json.dumps(seal(data)))
     with pytest.raises(StoredResultError, match="climbed with finite-differences gradients, this environment "
                                                 "would use autograd"):
-        _resume(tmp_path, data["run"])
+        resume(tmp_path, data["run"])
 
 
 def test_widths_writes_its_json_where_out_says(tmp_path: Path) -> None:

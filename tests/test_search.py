@@ -8,16 +8,9 @@ import pytest
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import boundary, evaluate, power, search
+from sltcheck.harness.budget import BUDGETS, Budget, planned_evaluations
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.harness.search import (
-    BUDGETS,
-    FLOAT_AGREEMENT,
-    Budget,
-    WorstCase,
-    certified_outcome,
-    planned_evaluations,
-    search_worst_case,
-)
+from sltcheck.harness.search import FLOAT_AGREEMENT, WorstCase, certified_outcome, search_worst_case
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.statements import STATEMENT_MODULES, Instance, load
 from sltcheck.statements.contract import optional

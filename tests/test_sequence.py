@@ -11,7 +11,7 @@ from sltcheck.assumptions import violations
 from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.pytest_plugin import every_statement
-from sltcheck.harness.search import _matches
+from sltcheck.harness.search import matches
 from sltcheck.statements import MULTIPLICITY, load
 
 OPTED_IN = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
@@ -117,11 +117,11 @@ def test_structured_shapes_follow_each_group_and_a_fixed_length_excludes_them() 
     assert len(shapes) == len(module.shapes()) + 2 * len({tuple(sorted((k, v) for k, v in s.items() if k != "T"))
                                                          for s in module.shapes()})
     structured = shapes[6]
-    assert _matches(structured, {"d1": 1}, module)
-    assert not _matches(structured, {"d1": 1, "T": 2}, module)  # a family of T tokens: no fractions
-    assert not _matches(structured, {"mask": np.ones((2, 2))}, module)
-    assert _matches(structured, {"atoms": 2}, module)
-    assert not _matches(shapes[0], {"atoms": 2}, module)
+    assert matches(structured, {"d1": 1}, module)
+    assert not matches(structured, {"d1": 1, "T": 2}, module)  # a family of T tokens: no fractions
+    assert not matches(structured, {"mask": np.ones((2, 2))}, module)
+    assert matches(structured, {"atoms": 2}, module)
+    assert not matches(shapes[0], {"atoms": 2}, module)
 
 
 @pytest.mark.lemma12

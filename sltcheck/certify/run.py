@@ -5,35 +5,37 @@ directory; each round (pop the open boxes with the largest uppers, split them, e
 on the executor, keep or close each child) is one transaction, so an interrupted run resumes at its
 last finished round and loses nothing. The driver processes a round's results in task order:
 the outcome does not depend on the executor, the worker count or the order tasks finish in.
+:func:`run_family` names the phases (start, then rounds: pop, split and enclose, raise the lower
+bound, keep or close); the store is :mod:`sltcheck.certify.store`, the seeds and the
+counterexample's confirmation :mod:`sltcheck.certify.seeds`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import math
-import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from sltcheck.certify import Family
 from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, root, split
-from sltcheck.errors import StoredResultError
+from sltcheck.certify.seeds import (
+    SEARCH_BUDGET,
+    SEARCH_SEEDS,
+    certified_ratio,
+    confirm_violation,
+    search_seeds,
+    take_seed,
+)
+from sltcheck.certify.store import Item, State, Store
 from sltcheck.executors import Executor, InProcessExecutor
 from sltcheck.schema import SCHEMA_VERSION
 
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
 PROGRESS_EVERY = 5.0  # seconds between progress rows
-# The worst-case search that seeds a fresh family (restricted to the family's shape by its
-# ``search_fixed``): one shape, the ci budget's starts and climbs, a few seeds, stopping at the first
-# certified counterexample; a few seconds per seed (its instances are kept only if in the family).
-SEARCH_SEEDS = (0, 1, 2)
-SEARCH_BUDGET = {"shapes": 1, "starts": 48, "climbs": 10, "climb_evaluations": 600, "polish_evaluations": 300}
 # The climb that follows every rise of the lower bound: a compass search of the family's own point
 # ratio (rigorous at each point) from the best point, at most this many evaluations.
 CLIMB_EVALUATIONS = 400
@@ -41,171 +43,31 @@ CLIMB_FIRST_STEP = 0.125  # of the family's width in each dimension; halved unti
 CLIMB_LAST_STEP = 2.0 ** -20
 
 
-@dataclass
-class State:
-    """The running bounds of one family (everything but the open boxes)."""
-
-    best_lower: float = -math.inf  # a float <= measured / bound at best_point (family enclosure)
-    best_point: list[float] | None = None
-    best_choice: int = 0
-    closed_upper: float = -math.inf  # max upper of the closed boxes
-    closed_volume: float = 0.0  # closed (proved <= 1) boxes, as fractions of the family's box
-    outside_volume: float = 0.0  # boxes that hold no instance
-    evaluated: int = 0
-    rounds: int = 0
-    seconds: float = 0.0
-    seq: int = 0
-    progress: list[list[float]] = field(default_factory=list)  # [seconds, proven fraction, lower, upper]
-    verdict: str | None = None  # set once decided (held with nothing open, or a counterexample)
-    counterexample: dict[str, Any] | None = None
-    best_source: str | None = None  # where the best lower bound came from (midpoint, snap, climb, a seed)
-    argued_volume: dict[str, float] = field(default_factory=dict)  # closed volume proved by each argument
-    seeds: list[dict[str, Any]] = field(default_factory=list)  # every seed tried: source, ratio, in family
-
-
-# An open box: (-upper, seq, box, volume, the argument that proved it <= 1 or None).
-Item = tuple[float, int, Box, float, str | None]
-
-
-class Store:
-    """SQLite: per family its configuration and State, and its open boxes, with what lets a resumed
-    run verify them (a proof must not rest on a file anyone can edit unseen):
-
-    - every saved round writes a digest chained to the previous round's: SHA-256 over that digest, the
-      family's configuration and State, and a sum of the open boxes' hashes (kept up to date row by
-      row, so a round costs what it changes); :meth:`load` recomputes it from the rows;
-    - the family's volume is conserved: closed + outside + open boxes' volumes add up to the whole box.
-
-    A family whose rows fail either check, a damaged file and a full disk are one-line errors naming
-    the file (:func:`sltcheck.rundir.store_error`). The digest has no secret: it shows an edit or a
-    lost row, not a forgery, so each resumed family also says that its proof rests on this file
-    (:meth:`provenance`)."""
-
-    def __init__(self, path: Path) -> None:
-        from sltcheck.rundir import store_error
-
-        self.path = path
-        self._hashes: dict[str, dict[int, int]] = {}  # key -> open box seq -> its row hash
-        self._digest: dict[str, str] = {}
-        self._resumed: dict[str, dict[str, Any]] = {}
-        try:
-            self.db = sqlite3.connect(path)
-            self.db.executescript(
-                "CREATE TABLE IF NOT EXISTS family (key TEXT PRIMARY KEY, config TEXT, state TEXT, digest TEXT);"
-                "CREATE TABLE IF NOT EXISTS box (key TEXT, seq INTEGER, box TEXT, upper REAL, volume REAL,"
-                " PRIMARY KEY (key, seq));"
-            )
-            if "digest" not in [row[1] for row in self.db.execute("PRAGMA table_info(family)")]:
-                self.db.execute("ALTER TABLE family ADD COLUMN digest TEXT")  # a store from before digests
-        except sqlite3.Error as error:
-            raise store_error(error, path, "box store") from None
-
-    def close(self) -> None:
-        self.db.close()
-
-    def _damaged(self, key: str, why: str) -> StoredResultError:
-        return StoredResultError(f"box store {str(self.path)!r}: the family {key} {why}, so its proof cannot resume "
-                                 "from it; move the store away (or give another --out) to start over")
-
-    def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[Item]] | None:
-        from sltcheck.rundir import store_error
-
-        try:
-            row = self.db.execute("SELECT config, state, digest FROM family WHERE key = ?", (key,)).fetchone()
-            rows = list(self.db.execute("SELECT seq, box, upper, volume FROM box WHERE key = ?", (key,)))
-        except sqlite3.Error as error:
-            raise store_error(error, self.path, "box store") from None
-        if row is None:
-            if rows:
-                raise self._damaged(key, f"has {len(rows)} open boxes but no row of its own (rows deleted?)")
-            self._hashes[key], self._digest[key] = {}, ""
-            return None
-        config_text, state_text, digest = row
-        try:
-            recorded_config = json.loads(config_text)
-            state = State(**json.loads(state_text))
-            opened: list[Item] = []
-            for seq, text, upper, volume in rows:
-                box, argument = _decode(text)
-                opened.append((-upper, seq, box, volume, argument))
-        except (TypeError, ValueError, KeyError) as error:
-            raise self._damaged(key, f"has rows that are not what sltcheck writes ({error})") from None
-        if recorded_config != config:
-            from sltcheck.errors import UsageError
-            from sltcheck.rundir import differences
-
-            raise UsageError(f"box store {str(self.path)!r} holds {key} with another configuration: "
-                             f"{'; '.join(differences(recorded_config, config))}; use another --out (one "
-                             "configuration per run directory)")
-        hashes = {seq: _row_hash(seq, text, upper, volume) for seq, text, upper, volume in rows}
-        total = math.fsum([state.closed_volume, state.outside_volume, *(volume for *_, volume in rows)])
-        if abs(total - 1.0) > VOLUME_SLACK:
-            raise self._damaged(key, f"accounts for {total!r} of its volume, not all of it (boxes lost or edited)")
-        if digest is not None:
-            previous, _, recorded = digest.partition(":")
-            if _family_digest(previous, config_text, state_text, hashes) != recorded:
-                raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
-                                         "deleted or edited)")
-        self._hashes[key], self._digest[key] = hashes, digest.partition(":")[2] if digest else ""
-        self._resumed[key] = {"file": str(self.path), "resumed_at_round": state.rounds, "boxes_before": state.evaluated,
-                              "verified": ("the digest chained per round and the volume" if digest is not None else
-                                           "the volume only (a store written before digests)")}
-        return state, opened
-
-    def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
-             added: list[tuple[int, Box, float, float, str | None]]) -> None:
-        from sltcheck.rundir import store_error
-
-        hashes = self._hashes.setdefault(key, {})
-        rows = [(key, s, json.dumps([*b, a]), u, v) for s, b, u, v, a in added]
-        for seq in removed:
-            hashes.pop(seq, None)
-        for _, seq, text, upper, volume in rows:
-            hashes[seq] = _row_hash(seq, text, upper, volume)
-        config_text, state_text = json.dumps(config), json.dumps(asdict(state), allow_nan=True)
-        previous = self._digest.get(key, "")
-        digest = _family_digest(previous, config_text, state_text, hashes)
-        try:
-            with self.db:
-                self.db.execute("INSERT OR REPLACE INTO family VALUES (?, ?, ?, ?)",
-                                (key, config_text, state_text, f"{previous}:{digest}"))
-                self.db.executemany("DELETE FROM box WHERE key = ? AND seq = ?", [(key, s) for s in removed])
-                self.db.executemany("INSERT INTO box VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error as error:
-            raise store_error(error, self.path, "box store") from None
-        self._digest[key] = digest
-
-    def provenance(self, key: str) -> dict[str, Any] | None:
-        """Where a resumed family's proof comes from: the store it resumed from at which round, and
-        what was verified of it; None for a family this process ran from its first round."""
-        resumed = self._resumed.get(key)
-        return None if resumed is None else {**resumed, "digest": self._digest.get(key)}
-
-
-VOLUME_SLACK = 1e-9  # the volumes are dyadic fractions summed in float64: exact far below this
-
-
-def _row_hash(seq: int, text: str, upper: float, volume: float) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seq}|{text}|{upper!r}|{volume!r}".encode()).digest(), "big")
-
-
-def _family_digest(previous: str, config_text: str, state_text: str, hashes: dict[int, int]) -> str:
-    """The round's digest: the previous round's, the configuration, the State and the open boxes (the
-    sum of their row hashes mod 2^256: independent of their order, updated row by row)."""
-    boxes = sum(hashes.values()) % 2**256
-    return hashlib.sha256(f"{previous}\n{config_text}\n{state_text}\n{boxes:064x}".encode()).hexdigest()
-
-
-def _decode(text: str) -> tuple[Box, str | None]:
-    lows, highs, argument = json.loads(text)
-    return (tuple(lows), tuple(highs)), argument
-
 
 def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
               lower: bool = True) -> list[BoxResult]:
     tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
     found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name, lower), tasks))
     return [r for k, _ in tasks for r in found[k]]
+
+
+# A child box kept open, as the store saves it: (seq, box, upper, volume, argument).
+Added = tuple[int, Box, float, float, str | None]
+
+
+@dataclass(frozen=True)
+class CertifyOptions:
+    """How one family is certified: :func:`certify_family`'s options (documented there)."""
+
+    backend_name: str
+    budget: float
+    tolerance: float
+    executor: Executor | None = None
+    report: Callable[[str], None] | None = None
+    rounds: int | None = None
+    seeds: list[dict[str, Any]] | None = None
+    search: bool = False
+    climb: bool = True
 
 
 def certify_family(family: Family, store: Store, *, backend_name: str, budget: float, tolerance: float,
@@ -218,92 +80,158 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
     bound where they lie in the family, besides the family's own seeds. ``search``: a fresh run first
     seeds itself with the worst-case search restricted to the family (``SEARCH_BUDGET``, seeds
     ``SEARCH_SEEDS``), where the family says how (``search_fixed``). ``climb``: every rise of the
-    lower bound is followed by a local climb of the family's point ratio from the best point."""
-    from sltcheck import certified
+    lower bound is followed by a local climb of the family's point ratio from the best point.
+    (The same from a :class:`CertifyOptions`: :func:`run_family`.)"""
+    return run_family(family, store, CertifyOptions(backend_name, budget, tolerance, executor, report, rounds, seeds,
+                                                    search, climb))
 
-    executor = executor or InProcessExecutor()
-    searching = search and family.search_fixed is not None
-    config = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "tolerance": tolerance,
-              "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
-              "search": {"seeds": list(SEARCH_SEEDS), "budget": SEARCH_BUDGET} if searching else None,
-              "climb": CLIMB_EVALUATIONS if climb else None,
-              "arguments": [argument.name for argument in family.arguments], "split": family.split}
-    deadline = time.perf_counter() + budget  # the seeding counts against the budget
-    loaded = store.load(family.key, config)
-    heap: list[Item]
-    if loaded is None:
-        state, heap = State(), []
-        began = time.perf_counter()
-        first = _evaluate(executor, family.key, backend_name, [root(family)])[0]
-        state.evaluated = 1
-        _take_lower(state, first, "midpoint")
-        sources = [("the family's pinned seeds", family.seeds() if family.seeds else []),
-                   ("--seeds (a findings.json)", seeds or [])]
-        for source, instances in sources:
-            for instance in instances:
-                _seed(family, state, instance, source)
-        if searching:
-            _search_seeds(family, state, report)
-        state.seconds = time.perf_counter() - began
-        if first.state == "outside":
-            state.outside_volume = 1.0
-        else:
-            heap = [(-first.upper, 0, root(family), 1.0, first.argument)]
-        state.seq = 1
-        store.save(family.key, config, state, [],
-                   [(0, root(family), first.upper, 1.0, first.argument)] if heap else [])
-    else:
-        state, heap = loaded
-        heapq.heapify(heap)
+
+def run_family(family: Family, store: Store, options: CertifyOptions) -> dict[str, Any]:
+    """The branch-and-bound of :func:`certify_family`, phase by phase: its configuration, a fresh start
+    (seeded) or the stored state resumed, then rounds until decided, out of boxes, time or rounds."""
+    from sltcheck.certify import instance as certified
+
+    executor = options.executor or InProcessExecutor()
+    config = _configuration(family, options)
+    deadline = time.perf_counter() + options.budget  # the seeding counts against the budget
+    state, heap = _start(family, store, options, config, executor)
     start = time.perf_counter()
     spent = state.seconds
     last_row = -math.inf
-    while (state.verdict is None and heap and time.perf_counter() < deadline
-           and (rounds is None or state.rounds < rounds)):
-        popped: list[Item] = []
-        removed: list[int] = []
-        while heap and len(popped) < BATCH:
-            item = heapq.heappop(heap)
-            removed.append(item[1])
-            if closable(-item[0], state.best_lower, tolerance):
-                _close(state, -item[0], item[3], item[4])
-            else:
-                popped.append(item)
-        children, results = _children(executor, family, backend_name, popped)
-        state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
-        before = state.best_lower
-        for result in results:
-            _take_lower(state, result, "midpoint")
-        if state.best_lower > before and state.best_point is not None:
-            _snap(family, state, backend_name)
-            if climb:
-                _climb(family, state, backend_name)
-        added = []
-        for (box, volume), result in zip(children, results, strict=True):
-            if result.state == "outside":
-                state.outside_volume += volume
-            elif closable(result.upper, state.best_lower, tolerance):
-                _close(state, result.upper, volume, result.argument)
-            else:
-                added.append((state.seq, box, result.upper, volume, result.argument))
-                heapq.heappush(heap, (-result.upper, state.seq, box, volume, result.argument))
-                state.seq += 1
+    while _going_on(state, heap, deadline, options.rounds):
+        removed, added = _round(family, options, executor, state, heap)
         state.rounds += 1
         state.seconds = spent + time.perf_counter() - start
         if state.best_lower > 1.0 and state.counterexample is None:
-            _confirm_violation(family, state, certified)
+            confirm_violation(family, state, certified)
         if not heap and state.verdict is None:
             state.verdict = "held"
-        now = state.seconds
-        if now - last_row >= PROGRESS_EVERY or state.verdict or not heap:
-            last_row = now
-            row = [round(now, 3), _proven(state, heap), state.best_lower, _upper(state, heap)]
-            state.progress.append(row)
-            if report:
-                report(f"{family.key}: {now:7.1f} s  {state.evaluated} boxes  proven {row[1]:.4f}  "
-                       f"sup in [{row[2]:.6g}, {row[3]:.6g}]  open {len(heap)}")
+        last_row = _progress(family, state, heap, last_row, options.report)
         store.save(family.key, config, state, removed, added)
-    return summary(family, state, heap, backend_name, tolerance)
+    return summary(family, state, heap, options.backend_name, options.tolerance)
+
+
+def _searching(family: Family, options: CertifyOptions) -> bool:
+    """Whether a fresh run seeds itself with the worst-case search (asked, and the family says how)."""
+    return options.search and family.search_fixed is not None
+
+
+def _configuration(family: Family, options: CertifyOptions) -> dict[str, Any]:
+    """What the stored proof depends on (a resumed run must have the same): backend, tolerance, box,
+    seeding search, climb, arguments and split."""
+    return {"schema_version": SCHEMA_VERSION, "backend": options.backend_name, "tolerance": options.tolerance,
+            "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
+            "search": {"seeds": list(SEARCH_SEEDS), "budget": SEARCH_BUDGET} if _searching(family, options) else None,
+            "climb": CLIMB_EVALUATIONS if options.climb else None,
+            "arguments": [argument.name for argument in family.arguments], "split": family.split}
+
+
+def _start(family: Family, store: Store, options: CertifyOptions, config: dict[str, Any],
+           executor: Executor) -> tuple[State, list[Item]]:
+    """Decides where the run starts: the stored state and open boxes where the store holds the family
+    (same configuration), else a fresh start: the whole box enclosed, its midpoint and the seeds
+    (pinned, given, searched) raising the lower bound, saved as round 0."""
+    loaded = store.load(family.key, config)
+    if loaded is not None:
+        state, heap = loaded
+        heapq.heapify(heap)
+        return state, heap
+    state, heap = State(), []
+    began = time.perf_counter()
+    first = _evaluate(executor, family.key, options.backend_name, [root(family)])[0]
+    state.evaluated = 1
+    _take_lower(state, first, "midpoint")
+    sources = [("the family's pinned seeds", family.seeds() if family.seeds else []),
+               ("--seeds (a findings.json)", options.seeds or [])]
+    for source, instances in sources:
+        for instance in instances:
+            take_seed(family, state, instance, source)
+    if _searching(family, options):
+        search_seeds(family, state, options.report)
+    state.seconds = time.perf_counter() - began
+    if first.state == "outside":
+        state.outside_volume = 1.0
+    else:
+        heap = [(-first.upper, 0, root(family), 1.0, first.argument)]
+    state.seq = 1
+    store.save(family.key, config, state, [], [(0, root(family), first.upper, 1.0, first.argument)] if heap else [])
+    return state, heap
+
+
+def _going_on(state: State, heap: list[Item], deadline: float, rounds: int | None) -> bool:
+    """Whether another round runs: undecided, boxes open, time left, and rounds left where counted."""
+    return (state.verdict is None and bool(heap) and time.perf_counter() < deadline
+            and (rounds is None or state.rounds < rounds))
+
+
+def _round(family: Family, options: CertifyOptions, executor: Executor, state: State,
+           heap: list[Item]) -> tuple[list[int], list[Added]]:
+    """One round: pop the open boxes with the largest uppers, split and enclose them, raise the
+    lower bound, keep or close each child. Returns the open boxes removed (seqs) and added."""
+    popped, removed = _pop(state, heap, options.tolerance)
+    children, results = _children(executor, family, options.backend_name, popped)
+    state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
+    _raise_lower(family, state, results, options)
+    return removed, _keep_or_close(state, heap, children, results, options.tolerance)
+
+
+def _pop(state: State, heap: list[Item], tolerance: float) -> tuple[list[Item], list[int]]:
+    """Up to BATCH open boxes, largest upper first, to split; a popped box the lower bound already
+    settles (within ``tolerance``) is closed instead. Returns the boxes to split and every popped seq."""
+    popped: list[Item] = []
+    removed: list[int] = []
+    while heap and len(popped) < BATCH:
+        item = heapq.heappop(heap)
+        removed.append(item[1])
+        if closable(-item[0], state.best_lower, tolerance):
+            _close(state, -item[0], item[3], item[4])
+        else:
+            popped.append(item)
+    return popped, removed
+
+
+def _raise_lower(family: Family, state: State, results: list[BoxResult], options: CertifyOptions) -> None:
+    """The children's midpoints raise the lower bound; where one did, the best point snaps to the
+    family's boundary and (``climb``) climbs."""
+    before = state.best_lower
+    for result in results:
+        _take_lower(state, result, "midpoint")
+    if state.best_lower > before and state.best_point is not None:
+        _snap(family, state, options.backend_name)
+        if options.climb:
+            _climb(family, state, options.backend_name)
+
+
+def _keep_or_close(state: State, heap: list[Item], children: list[tuple[Box, float]], results: list[BoxResult],
+                   tolerance: float) -> list[Added]:
+    """Decides each child's fate: outside the family (no instance), closed (its upper settled by the
+    lower bound within ``tolerance``) or open (pushed on ``heap``). Returns the open ones added."""
+    added = []
+    for (box, volume), result in zip(children, results, strict=True):
+        if result.state == "outside":
+            state.outside_volume += volume
+        elif closable(result.upper, state.best_lower, tolerance):
+            _close(state, result.upper, volume, result.argument)
+        else:
+            added.append((state.seq, box, result.upper, volume, result.argument))
+            heapq.heappush(heap, (-result.upper, state.seq, box, volume, result.argument))
+            state.seq += 1
+    return added
+
+
+def _progress(family: Family, state: State, heap: list[Item], last_row: float,
+              report: Callable[[str], None] | None) -> float:
+    """Decides whether this round writes a progress row (PROGRESS_EVERY seconds after the last, and
+    at the end) and reports it; returns when the last row was written."""
+    now = state.seconds
+    if now - last_row >= PROGRESS_EVERY or state.verdict or not heap:
+        last_row = now
+        row = [round(now, 3), _proven(state, heap), state.best_lower, _upper(state, heap)]
+        state.progress.append(row)
+        if report:
+            report(f"{family.key}: {now:7.1f} s  {state.evaluated} boxes  proven {row[1]:.4f}  "
+                   f"sup in [{row[2]:.6g}, {row[3]:.6g}]  open {len(heap)}")
+    return last_row
 
 
 def _children(executor: Executor, family: Family, backend_name: str,
@@ -412,112 +340,11 @@ def _upper(state: State, heap: list[Item]) -> float:
     return max([state.closed_upper] + [-u for u, _, _, _, _ in heap])
 
 
-def _seed(family: Family, state: State, instance: dict[str, Any], source: str) -> None:
-    """Raise the lower bound with a seed (a search result, a pinned counterexample) where it lies in
-    the family; a certified violation decides the family. Every seed tried is recorded with its source."""
-    from sltcheck import certified
-
-    inside = family.contains is not None and family.contains(instance)
-    record: dict[str, Any] = {"source": source, "in_family": inside, "certified_ratio": None, "outcome": None}
-    state.seeds.append(record)
-    if not inside:
-        return
-    ratio = _certified_ratio(certified, family, instance)
-    record.update(certified_ratio=[v if math.isfinite(v) else None for v in (ratio["lower"], ratio["upper"])],
-                  outcome=ratio["outcome"])
-    if ratio["lower"] > state.best_lower:
-        state.best_lower, state.best_point, state.best_source = ratio["lower"], None, source
-    if ratio["outcome"] == "violated" and state.verdict is None:
-        state.verdict, state.counterexample = "counterexample", _replay_entry(family, instance, ratio, source)
-
-
-def _search_seeds(family: Family, state: State, report: Callable[[str], None] | None) -> None:
-    """Seeds from the worst-case search restricted to the family's shape (its public entry point,
-    :func:`sltcheck.harness.search.search_worst_case`), one search per seed of SEARCH_SEEDS until one
-    gives a certified counterexample in the family or one does not raise the lower bound."""
-    from sltcheck.harness.search import Budget, search_worst_case
-
-    raised = True
-    assert family.search_fixed is not None
-    for seed in SEARCH_SEEDS:
-        if state.verdict is not None or (seed != SEARCH_SEEDS[0] and not raised):
-            break  # decided, or the last search did not raise the lower bound: it has converged
-        before = state.best_lower
-        worst = search_worst_case(family.statement, family.variant, profile=Budget(**SEARCH_BUDGET),
-                                  fixed=family.search_fixed, seed=seed)
-        source = (f"search_worst_case({family.statement}, {family.variant}, seed {seed}, "
-                  f"{worst.evaluations} evaluations): float ratio {worst.float_ratio:.6g}")
-        _seed(family, state, worst.instance, source)
-        raised = state.best_lower > before
-        if report:
-            inside = "in the family" if state.seeds[-1]["in_family"] else "outside the family"
-            report(f"{family.key}: seed from {source}, {inside}")
-
-
-DECIDE_DPS = 60  # digits of the statement's own mpmath code where sltcheck.certified does not cover it
-
-
-def _certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -> dict[str, Any]:
-    """The statement's own evaluation, a second code path: its interval enclosure
-    (:mod:`sltcheck.certified`) where it covers the statement and variant, else its mpmath code at
-    DECIDE_DPS digits (decided as ``sltcheck check`` decides, the ratio rounded outward)."""
-    from sltcheck.numerics.intervals import ends
-
-    if family.variant not in certified.supported().get(family.statement, ()):
-        return _decided_ratio(family, instance)
-    result = certified.evaluate(family.statement, instance, family.variant)
-    if result["bound"] is None:
-        return {"outcome": "undecided", "lower": -math.inf, "upper": math.inf, "decided_by": "interval"}
-    (m_lo, m_hi), (b_lo, b_hi) = ends(result["measured"]), ends(result["bound"])
-    lower = float(m_lo / b_hi) if b_hi > 0 else -math.inf
-    upper = float(m_hi / b_lo) if b_lo > 0 else math.inf
-    return {"outcome": result["outcome"], "lower": math.nextafter(lower, -math.inf),
-            "upper": math.nextafter(upper, math.inf), "work_dps": result["work_dps"],
-            "decided_by": "interval (sltcheck.certified)"}
-
-
-def _decided_ratio(family: Family, instance: dict[str, Any]) -> dict[str, Any]:
-    from sltcheck.harness.runner import evaluate
-    from sltcheck.statements import load
-
-    module = load(family.statement)
-    mutants = {m.name: m.bound for m in module.MUTANTS}
-    verdict = evaluate(family.statement, family.variant, instance, dps=DECIDE_DPS,
-                       bound=mutants.get(family.variant))
-    outcome = "violated" if verdict.violated else "undecided" if verdict.undecided else "held"
-    ratio = verdict.ratio
-    if verdict.bound > 0 and verdict.measured >= 0:
-        lower = math.nextafter(math.nextafter(ratio, -math.inf), -math.inf)
-        upper = math.nextafter(math.nextafter(ratio, math.inf), math.inf)
-    else:
-        lower, upper = -math.inf, math.inf
-    return {"outcome": outcome, "lower": lower, "upper": upper, "work_dps": DECIDE_DPS,
-            "decided_by": f"the statement's mpmath code at {DECIDE_DPS} digits (no interval enclosure of it)"}
-
-
-def _replay_entry(family: Family, instance: dict[str, Any], ratio: dict[str, Any], source: str) -> dict[str, Any]:
-    from sltcheck.harness.serialise import encode_instance
-
-    return {"statement": family.statement, "variant": family.variant, "violated": True,
-            "family": family.key, "certified_ratio": [ratio["lower"], ratio["upper"]],
-            "instance": encode_instance(instance), "found_by": source, "decided_by": ratio["decided_by"]}
-
-
-def _confirm_violation(family: Family, state: State, certified: Any) -> None:
-    """A point whose family enclosure exceeds 1: a counterexample once the statement's own enclosure agrees."""
-    assert state.best_point is not None
-    instance = family.instance(dict(zip([d.name for d in family.dimensions], state.best_point, strict=True)),
-                               state.best_choice)
-    ratio = _certified_ratio(certified, family, instance)
-    if ratio["outcome"] == "violated":
-        state.verdict = "counterexample"
-        state.counterexample = _replay_entry(family, instance, ratio, f"branch-and-bound ({state.best_source})")
-
 
 def summary(family: Family, state: State, heap: list[Item], backend_name: str,
             tolerance: float) -> dict[str, Any]:
     """The JSON entry of a family: verdict, bracket of the supremum, proven volume, speed."""
-    from sltcheck import certified
+    from sltcheck.certify import instance as certified
     from sltcheck.harness.serialise import encode_instance
 
     upper = _upper(state, heap)
@@ -529,7 +356,7 @@ def summary(family: Family, state: State, heap: list[Item], backend_name: str,
         best = {"point": point, "choice": state.best_choice, "instance": None, "certified_ratio": None,
                 "certified_outcome": None}
         if instance:  # an empty instance: a family with no statement instance (a test's toy)
-            check = _certified_ratio(certified, family, instance)
+            check = certified_ratio(certified, family, instance)
             best.update(instance=encode_instance(instance),
                         certified_ratio=[v if math.isfinite(v) else None for v in (check["lower"], check["upper"])],
                         certified_outcome=check["outcome"], decided_by=check["decided_by"])

@@ -78,7 +78,8 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
     (this run's families and those an earlier run in the same directory finished), with ``this_run``
     (the keys of this run's families) and ``enclosed`` (where the boxes were enclosed). ``report``, if
     given, gets one line per progress step."""
-    from sltcheck.certify.run import Store, certify_family
+    from sltcheck.certify.run import certify_family
+    from sltcheck.certify.store import Store
     from sltcheck.executors import InProcessExecutor, make_executor
     from sltcheck.numerics.balls import backend
     from sltcheck.rundir import DirectoryLock, ensure_writable_directory

@@ -103,26 +103,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_findings(args: argparse.Namespace) -> int:
-    from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import seal_state
-    from sltcheck.records import FindingsFile
+    from sltcheck.findings import load_complete
     from sltcheck.report import findings_text
-    from sltcheck.schema import load
 
     configure(getattr(args, "verbosity", 0))
     source = Path(args.source)
-    data = load(source, FindingsFile, "--in findings")
-    if not data["complete"]:
-        missing = [unit for unit in data["planned"] if unit not in data["done"]]
-        raise StoredResultError(f"--in {str(source)!r} is a partial run ({len(missing)} of {len(data['planned'])} "
-                                f"units missing, from {missing[0]}); rerun its sltcheck check to finish it")
-    sealed = seal_state(data)
-    if sealed == "edited":
-        raise StoredResultError(f"--in {str(source)!r} was changed after sltcheck wrote it (its digest does not "
-                                f"match its content); sltcheck check --replay {str(source)!r} names what differs")
-    if sealed == "unsealed":
-        LOG.warning("note: %s carries no digest (written before sltcheck sealed its findings); "
-                    "sltcheck check --replay re-decides its numbers", source)
+    data = load_complete(source)
     text = findings_text.render(dict(data), source.name)
     if args.headline:
         findings_text.rewrite_headline(Path(args.headline), findings_text.headline(dict(data)))

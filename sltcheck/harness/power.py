@@ -27,7 +27,7 @@ import time
 from functools import partial
 from typing import Any
 
-from sltcheck.harness.search import Budget
+from sltcheck.harness.budget import Budget
 from sltcheck.harness.search import search_worst_case as _search
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements.contract import optional

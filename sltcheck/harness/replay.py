@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import mpmath
 
@@ -32,6 +32,9 @@ from sltcheck.errors import StoredResultError
 from sltcheck.numerics.defaults import GUARD_DIGITS, PROPERTY_DPS
 from sltcheck.numerics.verdict import PRINTED_DIGITS, Verdict
 from sltcheck.statement_types import Instance
+
+if TYPE_CHECKING:
+    from sltcheck.records import FindingsFile
 
 LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.console)
 MAX_DPS = 10_000
@@ -244,82 +247,104 @@ def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str
     record). Exit status 1 when an instance is violated at ``dps`` digits,
     a recorded number or flag differs from its re-decision, a mutant's counterexample does not refute
     it, the file's digest does not match its content, or there is nothing to replay."""
-    from sltcheck.assumptions import violations
-    from sltcheck.jsonfiles import seal_state
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load as load_file
-    from sltcheck.statements import STATEMENT_MODULES, load
 
     data = load_file(path, FindingsFile, "--replay findings")
     problems: list[str] = []
     replayed = 0
     for index, entry in enumerate(data["findings"]):
-        if only and entry["statement"] not in only:
-            continue
-        name, variant = entry["statement"], entry["variant"]
-        where = f"findings[{index}]"
-        if not entry["instance"]:
-            if entry["worst_ratio"] is not None or entry["verdict"] is not None:
-                LOG.warning("  %s %s [%s]: records a worst ratio or a verdict but no instance to replay it",
-                            where, name, variant)
-                problems.append(f"{name} [{variant}] records numbers without an instance")
-            continue
-        if name not in STATEMENT_MODULES or variant not in load(name).VARIANTS:
-            raise StoredResultError(f"--replay {str(path)!r}: {where} names {name} [{variant}], "
-                                    "which this sltcheck does not have")
-        instance = decode(entry["instance"], path, f"{where}.instance")
-        verdict = evaluate(name, variant, instance, dps, None, path, f"{where}.instance")
-        digits = recorded_dps(cast("dict[str, Any]", entry), path, where)
-        at = verdict if digits == dps else evaluate(name, variant, instance, digits, None, path, f"{where}.instance")
-        broken = violations(name, instance)
-        replayed += 1
-        state = ("VIOLATED" if verdict.violated else "undecided" if verdict.undecided
-                 else "attained (measured = bound, exact)" if verdict.attained else "holds")
-        LOG.info(
-            "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
-            f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
-            + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
-        )
-        if verdict.violated:
-            problems.append(f"{name} [{variant}] is violated")
-        differences = finding_differences(cast("dict[str, Any]", entry), at, verdict)
-        for difference in differences:
-            LOG.warning("  %s %s [%s] %s", where, name, variant, difference)
-        if differences:
-            fields = ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences))
-            problems.append(f"{name} [{variant}] differs from its record in {fields}")
-        if rows is not None:
-            rows.append({"statement": name, "variant": variant, "mutant": None, "ratio": float(verdict.ratio),
-                         "outcome": state, "dps": dps, "differences": differences})
+        if not only or entry["statement"] in only:
+            replayed += _replay_finding(path, dps, index, cast("dict[str, Any]", entry), problems, rows)
     for index, mutant in enumerate(data["mutants"]):
-        if not mutant["counterexample"] or (only and mutant["statement"] not in only):
-            continue
-        where = f"mutants[{index}]"
-        module = load(mutant["statement"]) if mutant["statement"] in STATEMENT_MODULES else None
-        match = [m for m in module.MUTANTS if m.name == mutant["mutant"]] if module else []
-        if not match:
-            raise StoredResultError(f"--replay {str(path)!r}: {where} names {mutant['statement']} "
-                                    f"mutant {mutant['mutant']!r}, which this sltcheck does not have")
-        instance = decode(mutant["counterexample"], path, f"{where}.counterexample")
-        label = f"{mutant['statement']}:{mutant['mutant']}"
-        verdict = evaluate(mutant["statement"], mutant["mutant"], instance, dps, match[0].bound, path, where)
-        at = verdict if dps == PROPERTY_DPS else evaluate(mutant["statement"], mutant["mutant"], instance,
-                                                          PROPERTY_DPS, match[0].bound, path, where)
-        replayed += 1
-        LOG.info("%s", f"{mutant['statement']} mutant {mutant['mutant']}: ratio {verdict.ratio:.17g} at {dps} digits: "
-                       f"{'refuted' if verdict.violated else 'NOT refuted'}")
-        if not verdict.violated:
-            problems.append(f"mutant {label} is not refuted by its counterexample")
-        differences = mutant_differences(cast("dict[str, Any]", mutant), at, verdict)
-        for difference in differences:
-            LOG.warning("  %s mutant %s %s", where, label, difference)
-        if differences:
-            problems.append(f"mutant {label} differs from its record in "
-                            + ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences)))
-        if rows is not None:
-            rows.append({"statement": mutant["statement"], "variant": None, "mutant": mutant["mutant"],
-                         "ratio": float(verdict.ratio), "outcome": "refuted" if verdict.violated else "NOT refuted",
-                         "dps": dps, "differences": differences})
+        if mutant["counterexample"] and not (only and mutant["statement"] not in only):
+            _replay_mutant(path, dps, index, cast("dict[str, Any]", mutant), problems, rows)
+            replayed += 1
+    return _conclude(path, dps, only, data, replayed, problems)
+
+
+def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], problems: list[str],
+                    rows: list[dict[str, Any]] | None) -> bool:
+    """One finding's worst instance re-decided at ``dps`` digits (and at its recorded digits) and
+    compared with its record, each problem added to ``problems``; whether it had an instance."""
+    from sltcheck.assumptions import violations
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    name, variant = entry["statement"], entry["variant"]
+    where = f"findings[{index}]"
+    if not entry["instance"]:
+        if entry["worst_ratio"] is not None or entry["verdict"] is not None:
+            LOG.warning("  %s %s [%s]: records a worst ratio or a verdict but no instance to replay it",
+                        where, name, variant)
+            problems.append(f"{name} [{variant}] records numbers without an instance")
+        return False
+    if name not in STATEMENT_MODULES or variant not in load(name).VARIANTS:
+        raise StoredResultError(f"--replay {str(path)!r}: {where} names {name} [{variant}], "
+                                "which this sltcheck does not have")
+    instance = decode(entry["instance"], path, f"{where}.instance")
+    verdict = evaluate(name, variant, instance, dps, None, path, f"{where}.instance")
+    digits = recorded_dps(entry, path, where)
+    at = verdict if digits == dps else evaluate(name, variant, instance, digits, None, path, f"{where}.instance")
+    broken = violations(name, instance)
+    state = ("VIOLATED" if verdict.violated else "undecided" if verdict.undecided
+             else "attained (measured = bound, exact)" if verdict.attained else "holds")
+    LOG.info(
+        "%s", f"{name} {variant}: measured {mpmath.nstr(verdict.measured, 25)} bound "
+        f"{mpmath.nstr(verdict.bound, 25)} ratio {verdict.ratio:.17g} at {dps} digits: {state}"
+        + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
+    )
+    if verdict.violated:
+        problems.append(f"{name} [{variant}] is violated")
+    differences = finding_differences(entry, at, verdict)
+    for difference in differences:
+        LOG.warning("  %s %s [%s] %s", where, name, variant, difference)
+    if differences:
+        fields = ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences))
+        problems.append(f"{name} [{variant}] differs from its record in {fields}")
+    if rows is not None:
+        rows.append({"statement": name, "variant": variant, "mutant": None, "ratio": float(verdict.ratio),
+                     "outcome": state, "dps": dps, "differences": differences})
+    return True
+
+
+def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], problems: list[str],
+                   rows: list[dict[str, Any]] | None) -> None:
+    """One mutant's counterexample re-decided at ``dps`` digits (and at the harness's) and compared
+    with its record: it must still refute the mutant; each problem added to ``problems``."""
+    from sltcheck.statements import STATEMENT_MODULES, load
+
+    where = f"mutants[{index}]"
+    module = load(mutant["statement"]) if mutant["statement"] in STATEMENT_MODULES else None
+    match = [m for m in module.MUTANTS if m.name == mutant["mutant"]] if module else []
+    if not match:
+        raise StoredResultError(f"--replay {str(path)!r}: {where} names {mutant['statement']} "
+                                f"mutant {mutant['mutant']!r}, which this sltcheck does not have")
+    instance = decode(mutant["counterexample"], path, f"{where}.counterexample")
+    label = f"{mutant['statement']}:{mutant['mutant']}"
+    verdict = evaluate(mutant["statement"], mutant["mutant"], instance, dps, match[0].bound, path, where)
+    at = verdict if dps == PROPERTY_DPS else evaluate(mutant["statement"], mutant["mutant"], instance,
+                                                      PROPERTY_DPS, match[0].bound, path, where)
+    LOG.info("%s", f"{mutant['statement']} mutant {mutant['mutant']}: ratio {verdict.ratio:.17g} at {dps} digits: "
+                   f"{'refuted' if verdict.violated else 'NOT refuted'}")
+    if not verdict.violated:
+        problems.append(f"mutant {label} is not refuted by its counterexample")
+    differences = mutant_differences(mutant, at, verdict)
+    for difference in differences:
+        LOG.warning("  %s mutant %s %s", where, label, difference)
+    if differences:
+        problems.append(f"mutant {label} differs from its record in "
+                        + ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences)))
+    if rows is not None:
+        rows.append({"statement": mutant["statement"], "variant": None, "mutant": mutant["mutant"],
+                     "ratio": float(verdict.ratio), "outcome": "refuted" if verdict.violated else "NOT refuted",
+                     "dps": dps, "differences": differences})
+
+
+def _conclude(path: Path, dps: int, only: tuple[str, ...], data: FindingsFile, replayed: int,
+              problems: list[str]) -> int:
+    """The replay's exit status (1: the digest does not match, nothing replayed, or a problem), logged."""
+    from sltcheck.jsonfiles import seal_state
+
     if seal_state(data) == "edited":
         LOG.warning("%s was changed after sltcheck wrote it: its digest does not match its content", path)
         problems.insert(0, "the file's digest does not match its content")

@@ -26,9 +26,12 @@ edge mutants, the search-power benchmark). For one statement and variant it
    backend steered it;
 4. polishes the best derivative-free (Powell);
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
-   where :mod:`sltcheck.certified` covers the statement, certified in interval arithmetic.
+   where :mod:`sltcheck.certify.instance` covers the statement, certified in interval arithmetic.
 
-The budget per profile is ``BUDGETS`` (documented in ``docs/explanation/search.md``).
+Each step is one function of :func:`run_search` (the phases: ``_plan`` the budget, backend and
+shapes; ``_starts``; ``_climb``; ``_hop``; ``_polish``; ``_decide``; ``_confirm``) over one
+:class:`Plan`; the climbs themselves are :mod:`sltcheck.harness.climbing`. The budget per profile
+is :data:`sltcheck.harness.budget.BUDGETS` (documented in ``docs/explanation/search.md``).
 """
 
 from __future__ import annotations
@@ -36,15 +39,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import ModuleType
 
 import numpy as np
 from scipy import optimize
 
 from sltcheck.assumptions import violations
+from sltcheck.harness import climbing, sequence
 from sltcheck.harness import gradients as gradient_backends
-from sltcheck.harness import sequence
+from sltcheck.harness.budget import Budget, autograd_scaled, budget_for, scaled
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
@@ -63,31 +67,6 @@ class SearchResult:
     verdict: Verdict
     start_ratio: float
     evaluations: int
-
-
-def _parts(value: object) -> list[np.ndarray]:
-    """A field as float arrays: a tuple of matrices (FC layers) gives one array each."""
-    if isinstance(value, tuple | list):
-        return [np.asarray(v, dtype=np.float64) for v in value]
-    return [np.asarray(value, dtype=np.float64)]
-
-
-def _flatten(instance: Instance, free: tuple[str, ...]) -> np.ndarray:
-    chunks = [np.ravel(part) for key in free for part in _parts(instance[key])]
-    return np.concatenate(chunks) if chunks else np.zeros(0)
-
-
-def _unflatten(template: Instance, free: tuple[str, ...], vector: np.ndarray) -> Instance:
-    out = dict(template)
-    offset = 0
-    for key in free:
-        parts = []
-        for value in _parts(template[key]):
-            chunk = vector[offset : offset + value.size].reshape(value.shape)
-            parts.append(float(chunk) if value.ndim == 0 else chunk.copy())
-            offset += value.size
-        out[key] = tuple(parts) if isinstance(template[key], tuple | list) else parts[0]
-    return out
 
 
 def float_ratio(
@@ -120,7 +99,7 @@ def local_search(
     """Maximise measured/bound from ``start``; ``None`` if ``start`` has too many parameters."""
     module = instance_module(statement)
     free = tuple(key for key in module.FREE if key in start)
-    x0 = _flatten(start, free) if free else np.zeros(0)
+    x0 = climbing.flatten(start, free) if free else np.zeros(0)
     if x0.size == 0 or x0.size > MAX_PARAMETERS:
         return None
     start_ratio = float_ratio(statement, variant, module.project(dict(start)), bound)
@@ -129,7 +108,7 @@ def local_search(
     def objective(vector: np.ndarray) -> float:
         nonlocal count
         count += 1
-        ratio = float_ratio(statement, variant, module.project(_unflatten(start, free, vector)), bound)
+        ratio = float_ratio(statement, variant, module.project(climbing.unflatten(start, free, vector)), bound)
         return -ratio
 
     result = optimize.minimize(
@@ -138,36 +117,13 @@ def local_search(
         method="Powell",
         options={"maxfev": max_evaluations, "xtol": 1e-9, "ftol": 1e-12},
     )
-    best = module.project(_unflatten(start, free, np.asarray(result.x)))
+    best = module.project(climbing.unflatten(start, free, np.asarray(result.x)))
     if violations(statement, best) or float_ratio(statement, variant, best, bound) < start_ratio:
         best = module.project(dict(start))
         if violations(statement, best):
             best = dict(start)
     verdict = evaluate(statement, variant, best, dps=dps, bound=bound)
     return SearchResult(best, verdict.ratio, verdict, start_ratio, count)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How hard :func:`search_worst_case` looks (per statement and variant)."""
-
-    shapes: int  # discrete shapes tried, smallest first
-    starts: int  # starts per shape, the first half on the boundaries
-    climbs: int  # best starts climbed with gradients
-    climb_evaluations: int  # float64 evaluations per climb
-    polish_evaluations: int  # Powell evaluations on the best point
-    # With exact gradients (torch autograd, sltcheck.harness.gradients) one evaluation gives the
-    # whole gradient for the cost of a few float64 evaluations, so more starts climb, each further.
-    # A budget with gradient_climbs = 0 climbs by finite differences only (so a budget written for
-    # them, e.g. certify's seeding search, keeps its behaviour).
-    gradient_climbs: int = 0  # best starts climbed
-    gradient_climb_evaluations: int = 0  # value-and-gradient evaluations per climb (0: as ``climb_evaluations``)
-
-    def climbing(self, exact: bool) -> tuple[int, int]:
-        """(starts climbed, evaluations per climb) for the gradient backend in use."""
-        if exact:
-            return self.gradient_climbs, self.gradient_climb_evaluations or self.climb_evaluations
-        return self.climbs, self.climb_evaluations
 
 
 # Climbed points decided in mpmath, at most, when the best ones were misjudged in float64 (ties at
@@ -189,16 +145,6 @@ STRUCTURED_SHARE = 0.25
 # Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
 HOP = 0.3
 
-BUDGETS: dict[str, Budget] = {
-    "ci": Budget(shapes=16, starts=48, climbs=10, climb_evaluations=600, polish_evaluations=300,
-                 gradient_climbs=40, gradient_climb_evaluations=100),
-    "dev": Budget(shapes=48, starts=96, climbs=16, climb_evaluations=1000, polish_evaluations=600,
-                  gradient_climbs=64, gradient_climb_evaluations=150),
-    "deep": Budget(shapes=160, starts=200, climbs=32, climb_evaluations=3000, polish_evaluations=2000,
-                   gradient_climbs=256, gradient_climb_evaluations=600),
-}
-
-
 @dataclass(frozen=True)
 class WorstCase:
     """The best instance the search found, decided in mpmath."""
@@ -213,7 +159,7 @@ class WorstCase:
     seconds: float
     starts: int
     replay: Verdict | None = None  # a violation re-decided at twice the digits
-    certified: str | None = None  # the interval outcome where sltcheck.certified covers it
+    certified: str | None = None  # the interval outcome where sltcheck.certify.instance covers it
     trail: list[float] = field(default_factory=list)  # best float ratio after each climb
     gradients: str = gradient_backends.FINITE_DIFFERENCES  # how the climbs got their gradients
 
@@ -222,63 +168,13 @@ class WorstCase:
         return self.verdict.ratio
 
 
-def budget_for(profile: str | Budget) -> Budget:
-    if isinstance(profile, Budget):
-        return profile
-    if profile not in BUDGETS:
-        raise ValueError(f"profile must be one of {', '.join(BUDGETS)}, got {profile!r}")
-    return BUDGETS[profile]
-
-
-def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: str | None = None) -> int:
-    """About how many float64 evaluations one search of ``statement`` (``variant``: climbing by
-    autograd where its differentiable module covers it, with that module's ``AUTOGRAD_COST``)
-    makes at ``profile``'s budget (starts, climbs, hops and polish at their caps;
-    finite-difference rounds can overshoot a cap): the total of a progress bar, never a limit."""
-    module = instance_module(statement)
-    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
-    torch_side = gradient_backends.differentiable(statement, variant) if variant and budget.gradient_climbs else None
-    if torch_side is not None:
-        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
-    climbs, evaluations = budget.climbing(torch_side is not None)
-    short = max(50, evaluations // 4)
-    shapes = min(budget.shapes, len(sequence.shapes(module)))
-    return (shapes * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
-            + max(1, climbs // 3) * short + budget.polish_evaluations)
-
-
-def _scaled(budget: Budget, cost: float) -> Budget:
-    """``budget`` for a statement whose one evaluation costs ``cost`` ordinary ones (an
-    instance module's ``SEARCH_COST``, e.g. where every evaluation solves subset sums)."""
-    if cost == 1:
-        return budget
-    if not cost > 0:
-        raise ValueError(f"SEARCH_COST must be > 0, got {cost!r}")
-    return Budget(budget.shapes, max(2, round(budget.starts / cost)), max(1, round(budget.climbs / cost)),
-                  max(50, round(budget.climb_evaluations / cost)), max(20, round(budget.polish_evaluations / cost)),
-                  max(1, round(budget.gradient_climbs / cost)) if budget.gradient_climbs else 0,
-                  max(50, round(budget.gradient_climb_evaluations / cost)) if budget.gradient_climb_evaluations else 0)
-
-
-def _autograd_scaled(budget: Budget, cost: float) -> Budget:
-    """``budget`` with its gradient climbs divided by ``cost``, a differentiable module's
-    ``AUTOGRAD_COST``: where one value-and-gradient costs that many times the usual (many small
-    torch operations against a cheap numpy evaluation) and fewer climbs already reach the
-    known suprema, so autograd costs no more time than finite differences did."""
-    if cost == 1:
-        return budget
-    if not cost > 0:
-        raise ValueError(f"AUTOGRAD_COST must be > 0, got {cost!r}")
-    return replace(budget, gradient_climbs=max(1, round(budget.gradient_climbs / cost)))
-
-
 def _apply(instance: Instance, fixed: Mapping[str, object]) -> Instance:
     out = dict(instance)
     out.update({k: v for k, v in fixed.items() if k in out})
     return out
 
 
-def _matches(shape: Mapping[str, int], fixed: Mapping[str, object], module: ModuleType | None = None) -> bool:
+def matches(shape: Mapping[str, int], fixed: Mapping[str, object], module: ModuleType | None = None) -> bool:
     """Whether ``shape`` has the sizes ``fixed`` holds. A structured shape (k distinct tokens,
     :mod:`sltcheck.harness.sequence`) is no sequence of a fixed length, nor of fixed tokens or mask."""
     if "atoms" in fixed and not sequence.structured(shape):
@@ -290,6 +186,31 @@ def _matches(shape: Mapping[str, int], fixed: Mapping[str, object], module: Modu
             return False
         return all(shape[k] == fixed[k] for k in shape if k in fixed and k != "T")
     return all(shape[k] == fixed[k] for k in shape if k in fixed)
+
+
+# A point the search keeps: its realised instance's float64 ratio, the index of its shape, the point.
+Scored = tuple[float, int, Instance]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """One worst-case search: what it looks for and how hard (:func:`search_worst_case`'s parameters,
+    documented there; ``fixed`` is held as a dict)."""
+
+    statement: str
+    variant: str
+    profile: str | Budget = "ci"
+    bound: Bound | None = None
+    fixed: Mapping[str, object] = field(default_factory=dict)
+    seed: int = 0
+    dps: int = PROPERTY_DPS
+    skip: tuple[str, ...] = ()
+    progress: Callable[[], None] | None = None
+    gradients: str = "auto"
+    twin: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fixed", dict(self.fixed or {}))
 
 
 def search_worst_case(
@@ -320,110 +241,204 @@ def search_worst_case(
     differentiable ``BOUNDS`` that computes it (a power case's closed-form ``supremum``); a bound
     given under a variant's own name never borrows that variant's gradients.
     Same seed and gradient backend (recorded in the result), same result.
+    (The same search from a :class:`SearchConfig`: :func:`run_search`.)
     """
-    module = instance_module(statement)
-    budget = _scaled(budget_for(profile), optional(module, "SEARCH_COST"))
-    fixed = dict(fixed or {})
-    rng = np.random.default_rng(seed)
+    return run_search(SearchConfig(statement, variant, profile, bound, fixed or {}, seed, dps, skip, progress,
+                                   gradients, twin))
+
+
+def run_search(config: SearchConfig) -> WorstCase:
+    """The search of ``config``, phase by phase: plan, starts, climb, hop, polish, decide, confirm."""
     began = time.perf_counter()
-    count = 0
+    plan = _plan(config)
+    rng = np.random.default_rng(config.seed)
+    scored = _starts(plan, rng)
+    climbed = _climb(plan, scored)
+    best, trail = _best_climbed(plan, scored[0], climbed)
+    best = _hop(plan, rng, best, trail)
+    best = _polish(plan, best)
+    verdict, (ratio, index, point) = _decide(plan, best, climbed)
+    instance = plan.spaces[index].realise(point)
+    replay, certified = _confirm(config, verdict, instance)
+    shape = plan.spaces[index].realised_shape(point)
+    return WorstCase(config.statement, config.variant, instance, verdict, ratio, shape, plan.evaluations,
+                     time.perf_counter() - began, len(scored), replay, certified, trail,
+                     gradient_backends.backend_name(plan.torch_side))
 
-    def ratio_of(instance: Instance) -> float:
-        nonlocal count
-        count += 1
-        if progress is not None:
-            progress()
-        return float_ratio(statement, variant, instance, bound)
 
-    def admissible(instance: Instance) -> bool:
-        return not violations(statement, instance, skip=skip)
+@dataclass
+class Plan:
+    """A search's fixed choices (budget, gradient backend, shapes) and its running count of evaluations."""
 
-    # A bound given by the caller is differentiable only through its named torch twin.
-    named = twin if twin is not None else variant if bound is None or variant.startswith("mutant:") else None
-    use = named is not None and budget.gradient_climbs > 0
-    torch_side = gradient_backends.differentiable(statement, named, gradients) if use and named else None
+    config: SearchConfig
+    budget: Budget
+    spaces: list[sequence.Space]  # one per shape searched, smallest first
+    reserved: frozenset[int]  # the structured shapes' indices (a share of the climbs goes to them)
+    torch_side: ModuleType | None  # the differentiable module the climbs take exact gradients from
+    named: str | None  # the name of the bound in that module
+    evaluations: int = 0
 
-    def ratio_and_gradient(space: sequence.Space, template: Instance, vector: np.ndarray) -> tuple[float, np.ndarray]:
-        nonlocal count
-        count += 1
-        if progress is not None:
-            progress()
-        assert torch_side is not None and named is not None
-        return gradient_backends.value_and_gradient(space.torch_side(torch_side), named, template, space.free, vector)
+    def climbing(self) -> tuple[int, int, int]:
+        """(starts climbed, evaluations of a full climb, evaluations of a short one)."""
+        climbs, evaluations = self.budget.climbing(self.torch_side is not None)
+        return climbs, evaluations, max(50, evaluations // 4)
 
-    exact = ratio_and_gradient if torch_side is not None else None
-    if torch_side is not None:
-        budget = _autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
-    shapes = [shape for shape in sequence.shapes(module) if _matches(shape, fixed, module)][: budget.shapes]
-    if not shapes:
-        raise ValueError(f"fixed={fixed!r} matches no shape of {statement}")
-    spaces = [sequence.space(module, shape, fixed) for shape in shapes]
+    def ratio_of(self, instance: Instance) -> float:
+        """One float64 evaluation of measured/bound (counted, and a progress tick)."""
+        self.evaluations += 1
+        if self.config.progress is not None:
+            self.config.progress()
+        return float_ratio(self.config.statement, self.config.variant, instance, self.config.bound)
 
-    def settled(index: int, point: Instance) -> tuple[float, int, Instance]:
+    def ratio_and_gradient(self, space: sequence.Space, template: Instance,
+                           vector: np.ndarray) -> tuple[float, np.ndarray]:
+        """One value-and-gradient by autograd through the torch projection (counted as one evaluation)."""
+        self.evaluations += 1
+        if self.config.progress is not None:
+            self.config.progress()
+        assert self.torch_side is not None and self.named is not None
+        return gradient_backends.value_and_gradient(space.torch_side(self.torch_side), self.named, template,
+                                                    space.free, vector)
+
+    def admissible(self, instance: Instance) -> bool:
+        return not violations(self.config.statement, instance, skip=self.config.skip)
+
+    def settled(self, index: int, point: Instance) -> Scored:
         """A point as the search keeps it: its realised instance's ratio, its shape, the point."""
-        return ratio_of(spaces[index].realise(point)), index, point
+        return self.ratio_of(self.spaces[index].realise(point)), index, point
 
-    scored = _starts(spaces, budget, rng, fixed, settled)
+    def climb_from(self, index: int, start: Instance, evaluations: int) -> Scored:
+        """``start`` climbed in its shape's space (exact gradients where the plan has them), settled."""
+        exact = self.ratio_and_gradient if self.torch_side is not None else None
+        return self.settled(index, climbing.climb(self.spaces[index], start, self.ratio_of, evaluations, exact))
+
+
+def _plan(config: SearchConfig) -> Plan:
+    """Decides the budget (scaled by the module's ``SEARCH_COST`` and, climbing by autograd, by its
+    differentiable module's ``AUTOGRAD_COST``), the gradient backend (a bound given by the caller
+    is differentiable only through its named torch twin) and the shapes searched (those ``fixed``
+    allows, smallest first, as many as the budget's ``shapes``)."""
+    module = instance_module(config.statement)
+    budget = scaled(budget_for(config.profile), optional(module, "SEARCH_COST"))
+    variant = config.variant
+    named = config.twin if config.twin is not None else variant if config.bound is None or variant.startswith(
+        "mutant:") else None
+    use = named is not None and budget.gradient_climbs > 0
+    torch_side = gradient_backends.differentiable(config.statement, named, config.gradients) if use and named else None
+    if torch_side is not None:
+        budget = autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
+    shapes = [shape for shape in sequence.shapes(module) if matches(shape, config.fixed, module)][: budget.shapes]
+    if not shapes:
+        raise ValueError(f"fixed={config.fixed!r} matches no shape of {config.statement}")
+    spaces = [sequence.space(module, shape, config.fixed) for shape in shapes]
     reserved = frozenset(index for index, shape in enumerate(shapes) if sequence.structured(shape))
-    climbs, climb_evaluations = budget.climbing(exact is not None)
-    short = max(50, climb_evaluations // 4)
-    # Every chosen start climbs a short way; the best quarter climbs on to convergence.
-    # Exact gradients make climbs cheap: they are spread over more shapes (a start's ratio says
-    # little about its basin, and the worst shape is not known in advance).
-    spread = GRADIENT_SPREAD if exact is not None else 2
-    climbed = [settled(index, _climb(spaces[index], start, ratio_of, short, exact))
-               for _, index, start in _choose(scored, climbs, spread, reserved)]
+    return Plan(config, budget, spaces, reserved, torch_side, named)
+
+
+def _starts(plan: Plan, rng: np.random.Generator) -> list[Scored]:
+    """Every shape's starts (the first half on the boundaries), projected, with their realised
+    ratios, best first."""
+    scored: list[Scored] = []
+    starts = plan.budget.starts
+    for index, space in enumerate(plan.spaces):
+        for k in range(starts):
+            on_boundary = k < (starts + 1) // 2
+            start = space.project(space.point(_apply(space.start(rng, on_boundary=on_boundary), plan.config.fixed)))
+            scored.append(plan.settled(index, start))
+    return sorted(scored, key=_rank)
+
+
+def _climb(plan: Plan, scored: list[Scored]) -> list[Scored]:
+    """Decides which starts climb and how far: the chosen starts (:func:`_choose`) a short way, then
+    the best quarter of what they reached on to convergence. Exact gradients make climbs cheap: they
+    are spread over more shapes (a start's ratio says little about its basin, and the worst shape
+    is not known in advance). Returns every climbed point: the short climbs best first, then the
+    long ones in climbing order."""
+    climbs, evaluations, short = plan.climbing()
+    spread = GRADIENT_SPREAD if plan.torch_side is not None else 2
+    climbed = [plan.climb_from(index, start, short) for _, index, start in _choose(scored, climbs, spread,
+                                                                                   plan.reserved)]
     climbed.sort(key=_rank)
-    for _, index, start in _choose(climbed, max(1, len(climbed) // 4), 1, reserved):
-        climbed.append(settled(index, _climb(spaces[index], start, ratio_of, climb_evaluations, exact)))
-    best_ratio, best_index, best = scored[0]
+    for _, index, start in _choose(climbed, max(1, len(climbed) // 4), 1, plan.reserved):
+        climbed.append(plan.climb_from(index, start, evaluations))
+    return climbed
+
+
+def _best_climbed(plan: Plan, best: Scored, climbed: list[Scored]) -> tuple[Scored, list[float]]:
+    """Decides the best point so far: ``best`` (the best start) or a climbed point above it whose
+    realisation is admissible, taken in climbing order; with the trail, the best ratio after each climb."""
     trail = []
-    for ratio, index, point in climbed:
-        if ratio > best_ratio and admissible(spaces[index].realise(point)):
-            best_ratio, best_index, best = ratio, index, point
-        trail.append(best_ratio)
-    # Basin hopping: jump from the best point (every free value moved by up to HOP of its
-    # scale, at least HOP / 10) and climb again; a better point replaces the best.
+    for item in climbed:
+        ratio, index, point = item
+        if ratio > best[0] and plan.admissible(plan.spaces[index].realise(point)):
+            best = item
+        trail.append(best[0])
+    return best, trail
+
+
+def _hop(plan: Plan, rng: np.random.Generator, best: Scored, trail: list[float]) -> Scored:
+    """Basin hopping: jump from the best point (every free value moved by up to HOP of its scale,
+    at least HOP / 10) and climb a short way again, a third as many times as there were climbs; a
+    better admissible point replaces the best (in its shape). Each hop's best ratio goes on ``trail``."""
+    climbs, _, short = plan.climbing()
+    best_ratio, index, point = best
+    space = plan.spaces[index]
     for _ in range(max(1, climbs // 3)):
-        space = spaces[best_index]
-        x = _flatten(best, space.free)
+        x = climbing.flatten(point, space.free)
         jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
-        ratio, _, point = settled(best_index, _climb(space, space.project(_unflatten(best, space.free, jump)),
-                                                     ratio_of, short, exact))
-        if ratio > best_ratio and admissible(space.realise(point)):
-            best_ratio, best = ratio, point
+        ratio, _, hopped = plan.climb_from(index, space.project(climbing.unflatten(point, space.free, jump)), short)
+        if ratio > best_ratio and plan.admissible(space.realise(hopped)):
+            best_ratio, point = ratio, hopped
         trail.append(best_ratio)
-    polished = _polish(spaces[best_index], best, ratio_of, budget.polish_evaluations)
+    return best_ratio, index, point
+
+
+def _polish(plan: Plan, best: Scored) -> Scored:
+    """Decides whether the derivative-free polish (Powell, ``polish_evaluations``) of the best point
+    replaces it: where its ratio is larger and its realisation admissible."""
+    best_ratio, index, point = best
+    space = plan.spaces[index]
+    polished = climbing.polish(space, point, plan.ratio_of, plan.budget.polish_evaluations)
     if polished is not None:
-        ratio, _, point = settled(best_index, polished)
-        if ratio > best_ratio and admissible(spaces[best_index].realise(point)):
-            best_ratio, best = ratio, point
-    verdict = evaluate(statement, variant, spaces[best_index].realise(best), dps=dps, bound=bound)
-    # A float64 ratio can come from rounding noise (a bound exactly zero in mpmath, a measured
-    # side that is noise) or from cancellation that float64 cannot resolve: such points are not
-    # worst cases, so the next best climbed points are decided instead, and the largest ratio
-    # decided in mpmath is kept.
-    decided = (verdict, best_ratio, best_index, best)
+        ratio, _, polished = plan.settled(index, polished)
+        if ratio > best_ratio and plan.admissible(space.realise(polished)):
+            return ratio, index, polished
+    return best
+
+
+def _decide(plan: Plan, best: Scored, climbed: list[Scored]) -> tuple[Verdict, Scored]:
+    """Decides the best point in mpmath. A float64 ratio can come from rounding noise (a bound
+    exactly zero in mpmath, a measured side that is noise) or from cancellation that float64 cannot
+    resolve: such points are not worst cases, so the next best climbed points (FLOOR_RETRIES at
+    most) are decided instead, until one is violated or judged right; the largest ratio decided in
+    mpmath is kept (a violation first)."""
+    config = plan.config
+    best_ratio, best_index, best_point = best
+    verdict = evaluate(config.statement, config.variant, plan.spaces[best_index].realise(best_point), dps=config.dps,
+                       bound=config.bound)
+    decided = (verdict, best)
     done = verdict.violated or _judged_right(verdict, best_ratio)
-    for ratio, index, point in sorted(climbed, key=_rank)[:FLOOR_RETRIES]:
+    for item in sorted(climbed, key=_rank)[:FLOOR_RETRIES]:
         if done:
             break
-        realised = spaces[index].realise(point)
-        if point is best or not admissible(realised):
+        ratio, index, point = item
+        realised = plan.spaces[index].realise(point)
+        if point is best_point or not plan.admissible(realised):
             continue
-        candidate = evaluate(statement, variant, realised, dps=dps, bound=bound)
+        candidate = evaluate(config.statement, config.variant, realised, dps=config.dps, bound=config.bound)
         if (candidate.violated, candidate.ratio) > (decided[0].violated, decided[0].ratio):
-            decided = (candidate, ratio, index, point)
+            decided = (candidate, item)
         done = candidate.violated or _judged_right(candidate, ratio)
-    verdict, best_ratio, best_index, best = decided
-    instance = spaces[best_index].realise(best)
-    replay = certified = None
-    if verdict.violated:
-        replay = evaluate(statement, variant, instance, dps=2 * dps, bound=bound)
-        certified = certified_outcome(statement, variant, instance) if bound is None else None
-    return WorstCase(statement, variant, instance, verdict, best_ratio, spaces[best_index].realised_shape(best),
-                     count, time.perf_counter() - began, len(scored), replay, certified, trail,
-                     gradient_backends.backend_name(torch_side))
+    return decided
+
+
+def _confirm(config: SearchConfig, verdict: Verdict, instance: Instance) -> tuple[Verdict | None, str | None]:
+    """A violation's replay at twice the digits and, for the variant's own bound, its interval
+    outcome (where the interval enclosures cover it); (None, None) for no violation."""
+    if not verdict.violated:
+        return None, None
+    replay = evaluate(config.statement, config.variant, instance, dps=2 * config.dps, bound=config.bound)
+    return replay, certified_outcome(config.statement, config.variant, instance) if config.bound is None else None
 
 
 def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
@@ -433,18 +448,6 @@ def _judged_right(verdict: Verdict, float_ratio: float) -> bool:
         return False
     exact = verdict.ratio
     return math.isfinite(exact) and abs(float_ratio - exact) <= FLOAT_AGREEMENT * max(abs(exact), 1e-300)
-
-
-def _starts(spaces, budget, rng, fixed, settled):
-    """Every shape's starts (the first half on the boundaries), projected, with their realised
-    ratios, best first."""
-    scored: list[tuple[float, int, Instance]] = []
-    for index, space in enumerate(spaces):
-        for k in range(budget.starts):
-            on_boundary = k < (budget.starts + 1) // 2
-            start = space.project(space.point(_apply(space.start(rng, on_boundary=on_boundary), fixed)))
-            scored.append(settled(index, start))
-    return sorted(scored, key=_rank)
 
 
 def _choose(
@@ -480,68 +483,9 @@ def _rank(item: tuple[float, int, Instance]) -> float:
     return -item[0] if math.isfinite(item[0]) else 0.0
 
 
-def _climb(space, start, ratio_of, evaluations, exact=None):
-    """L-BFGS-B from ``start`` on -ratio(project(x)) over the space's free fields (a structured
-    shape's fractions included: its points are weighted instances): gradients by autograd through
-    the torch projection where ``exact(space, template, x) -> (ratio, gradient)`` is given, by finite
-    differences otherwise. The point returned is projected by the space's own ``project``; the
-    caller evaluates its realisation in numpy, so what the search keeps is admissible whichever
-    backend ran. A structured shape climbs its fractions and scalar fields first (half the
-    evaluations; the tokens and weights of its starts already sit on the boundaries, where a
-    projection's one-sided gradient can stall a climb of every field at once), then everything."""
-    if space.found is not None and evaluations >= 2:
-        first = tuple(key for key in space.free if key == sequence.MULTIPLICITY or np.ndim(start[key]) == 0)
-        if 0 < len(first) < len(space.free):
-            start = _climb(replace(space, free=first), start, ratio_of, evaluations // 2, exact)
-            evaluations -= evaluations // 2
-    free = space.free
-    x0 = _flatten(start, free)
-    if x0.size == 0:
-        return start
-    scale = _scales(start, free, x0)
-    options = {"maxfun": evaluations, "maxiter": evaluations, "eps": 1e-7, "ftol": 1e-15, "gtol": 1e-12}
-
-    def objective(z: np.ndarray) -> float:
-        ratio = ratio_of(space.instance(space.project(_unflatten(start, free, z * scale))))
-        return -ratio if math.isfinite(ratio) else 0.0
-
-    def with_gradient(z: np.ndarray) -> tuple[float, np.ndarray]:
-        ratio, gradient = exact(space, start, z * scale)
-        return (-ratio, -gradient * scale) if math.isfinite(ratio) else (0.0, np.zeros_like(z))
-
-    bounds = [(None if lo is None else min(lo, x) / s, None if hi is None else max(hi, x) / s)
-              for (lo, hi), x, s in zip(space.bounds(start), x0, scale, strict=True)]
-    if exact is None:
-        result = optimize.minimize(objective, x0 / scale, method="L-BFGS-B", bounds=bounds, options=options)
-    else:
-        result = optimize.minimize(with_gradient, x0 / scale, jac=True, method="L-BFGS-B", bounds=bounds,
-                                   options=options)
-    return space.project(_unflatten(start, free, np.asarray(result.x) * scale))
-
-
-def _scales(start: Instance, free: tuple[str, ...], x0: np.ndarray) -> np.ndarray:
-    """The climb's variable scales: max(|x|, 1) for array entries; a scalar field (alpha, eps_max)
-    relative to itself, so a tiny eps_max (the first-order regime, ratio ~ 1/eps in its slope)
-    moves by its own size, not by 1, and the line search does not stall on it."""
-    scalar = np.concatenate([np.full(part.size, part.ndim == 0) for key in free for part in _parts(start[key])])
-    absolute = np.abs(x0)
-    return np.where(scalar & (absolute > 0), absolute, np.maximum(absolute, 1.0))
-
-
-def _polish(space, start, ratio_of, evaluations):
-    x0 = _flatten(start, space.free)
-    if x0.size == 0 or evaluations <= 0:
-        return None
-    result = optimize.minimize(
-        lambda z: -ratio_of(space.instance(space.project(_unflatten(start, space.free, z)))), x0, method="Powell",
-        options={"maxfev": evaluations, "xtol": 1e-12, "ftol": 1e-15},
-    )
-    return space.project(_unflatten(start, space.free, np.asarray(result.x)))
-
-
 def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:
     """The interval-arithmetic outcome for ``instance``, or None where certified does not cover it."""
-    from sltcheck import certified
+    from sltcheck.certify import instance as certified
 
     if variant not in certified.supported().get(statement, ()):
         return None

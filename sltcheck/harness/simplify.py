@@ -25,7 +25,7 @@ that fails the raw instance is kept. Generic: no statement is known by name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
 
 import numpy as np
@@ -134,6 +134,38 @@ def _part_candidates(instance: Instance, key: str, index: int, part: np.ndarray)
                 yield f"{name} to {digits} digits ({how})", _with_part(instance, key, index, candidate)
 
 
+@dataclass
+class _Greedy:
+    """The greedy pass's state: the current instance and its complexity, the simplifications kept
+    and the float64 evaluations spent."""
+
+    fields: tuple[str, ...]
+    refutes: Callable[[Instance], bool]
+    admissible: Callable[[Instance], bool]
+    max_evaluations: int
+    current: Instance
+    score: tuple[int, int]
+    kept: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def attempt(self, label: str, candidate: Instance) -> bool:
+        """Decides whether ``candidate`` replaces the current instance: simpler, within the
+        evaluations left, admissible and still refuting."""
+        new = complexity(candidate, self.fields)
+        if new >= self.score or self.count >= self.max_evaluations:
+            return False
+        self.count += 1
+        if not self.admissible(candidate) or not self.refutes(candidate):
+            return False
+        self.current, self.score = candidate, new
+        self.kept.append(label)
+        return True
+
+    def first(self, candidates: Iterable[tuple[str, Instance]]) -> bool:
+        """Tries ``candidates`` in order up to the first kept one; whether one was."""
+        return any(self.attempt(label, candidate) for label, candidate in candidates)
+
+
 def simplify(
     statement: str,
     instance: Instance,
@@ -144,51 +176,39 @@ def simplify(
     max_evaluations: int = MAX_EVALUATIONS,
 ) -> Simplified:
     """Greedy simplification of ``instance`` keeping ``admissible`` and ``refutes`` (float64
-    screens); ``confirm`` decides the result at the harness's precision (None: not refuted)."""
+    screens); ``confirm`` decides the result at the harness's precision (None: not refuted).
+    The passes, in the module doc's order: the statement's hook, alpha, whole arrays, entries."""
     fields = free_fields(statement, instance)
     raw = complexity(instance, fields)
-    current, score, kept, count = dict(instance), raw, [], 0
-
-    def attempt(label: str, candidate: Instance) -> bool:
-        nonlocal current, score, count
-        new = complexity(candidate, fields)
-        if new >= score or count >= max_evaluations:
-            return False
-        count += 1
-        if not admissible(candidate) or not refutes(candidate):
-            return False
-        current, score = candidate, new
-        kept.append(label)
-        return True
-
+    greedy = _Greedy(fields, refutes, admissible, max_evaluations, dict(instance), raw)
     hook = optional(instance_module(statement), "simplifications")
-    while hook is not None and any(attempt(label, candidate) for label, candidate in hook(current)):
+    while hook is not None and greedy.first(hook(greedy.current)):
         pass  # candidates are built from the current instance: ask again after each success
     if "alpha" in fields:
-        for label, candidate in _alpha_candidates(current):
-            if attempt(label, candidate):
-                break
-    arrays = [(key, index) for key in fields if key != "alpha" for index in range(len(_parts(current[key])))]
+        greedy.first(_alpha_candidates(greedy.current))
+    arrays = [(key, index) for key in fields if key != "alpha" for index in range(len(_parts(greedy.current[key])))]
     for key, index in arrays:  # whole arrays first: the largest simplifications for the fewest evaluations
-        for label, candidate in _part_candidates(current, key, index, _parts(current[key])[index]):
-            if attempt(label, candidate):
-                break
+        greedy.first(_part_candidates(greedy.current, key, index, _parts(greedy.current[key])[index]))
     for key, index in arrays:
-        part = _parts(current[key])[index]
-        if part.size <= SMALL:
-            for flat in np.flatnonzero(np.ravel(part)):
-                zeroed = np.ravel(part).copy()
-                zeroed[flat] = 0.0
-                candidate = _with_part(current, key, index, zeroed.reshape(part.shape))
-                if attempt(f"{key}[{index}] entry {flat} zero", candidate):
-                    part = _parts(current[key])[index]
-    zeros = (_zeros(instance, fields), _zeros(current, fields))
-    if not kept:
-        return Simplified(instance, None, count, (), (raw[0], raw[0]), (zeros[0], zeros[0]))
-    verdict = confirm(current)
-    if verdict is None:  # not confirmed at the harness's precision: keep the raw instance
-        return Simplified(instance, None, count, (), (raw[0], raw[0]), (zeros[0], zeros[0]))
-    return Simplified(current, verdict, count, tuple(kept), (raw[0], score[0]), zeros)
+        _zero_entries(greedy, key, index)
+    zeros = (_zeros(instance, fields), _zeros(greedy.current, fields))
+    verdict = confirm(greedy.current) if greedy.kept else None
+    if verdict is None:  # nothing kept, or not confirmed at the harness's precision: keep the raw instance
+        return Simplified(instance, None, greedy.count, (), (raw[0], raw[0]), (zeros[0], zeros[0]))
+    return Simplified(greedy.current, verdict, greedy.count, tuple(greedy.kept), (raw[0], greedy.score[0]), zeros)
+
+
+def _zero_entries(greedy: _Greedy, key: str, index: int) -> None:
+    """Each nonzero entry of a small array (at most SMALL entries) zeroed in turn, kept where it may be."""
+    part = _parts(greedy.current[key])[index]
+    if part.size > SMALL:
+        return
+    for flat in np.flatnonzero(np.ravel(part)):
+        zeroed = np.ravel(part).copy()
+        zeroed[flat] = 0.0
+        candidate = _with_part(greedy.current, key, index, zeroed.reshape(part.shape))
+        if greedy.attempt(f"{key}[{index}] entry {flat} zero", candidate):
+            part = _parts(greedy.current[key])[index]
 
 
 def _zeros(instance: Instance, fields: Iterable[str]) -> int:

@@ -1,4 +1,7 @@
-"""Certified verdicts: "measured <= bound" decided by interval arithmetic, never by rounding.
+"""Certified verdicts of one instance: "measured <= bound" decided by interval arithmetic, never by rounding.
+
+(What ``sltcheck check`` runs on each worst instance; the certification of whole families, the
+branch-and-bound of ``sltcheck certify``, is :mod:`sltcheck.certify.run`.)
 
 Both sides are enclosed in rigorous numbers of one of the backends of
 :mod:`sltcheck.numerics.balls`: arb balls (python-flint, the extra ``certify``; the default where
