@@ -7,7 +7,7 @@ Families (``sltcheck certify``): N random boxes (each side W times the family's 
 for both backends), the boxes per second each backend encloses, and how much wider arb's balls are
 than mpmath's intervals (median ratio of the two upper bounds on measured / bound; both rigorous).
 
-Single instances (``sltcheck.certify.instance``, what ``sltcheck check`` runs on each worst instance):
+Single instances (``sltcheck.harness.interval_verdict``, what ``sltcheck check`` runs on each worst instance):
 for every statement and enclosed variant, one instance (the statement's ``instances.start`` on a
 middle shape, seed 0, the same for both backends), the best of R evaluations at D digits per
 backend, and the width of each side's enclosure in correct digits (``width_digits``).
@@ -57,7 +57,7 @@ def instance_of(statement: str) -> dict:
 
 
 def instances(args: argparse.Namespace) -> None:
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
 
     print(f"load average {os.getloadavg()[0]:.2f}; single instances at {args.dps} digits, best of {args.repeats}")
     print(f"{'statement/variant':<34} {'arb ms':>8} {'mpmath ms':>10} {'speed-up':>9} "

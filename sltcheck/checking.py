@@ -361,7 +361,7 @@ def _refute(name: str, mutant: Any, run: Settings) -> MutantRecord:
 def _certify_counterexample(row: MutantRecord, name: str, mutant: Any, instance: Instance) -> None:
     """The counterexample's verdict in interval arithmetic, where the mutant's bound is enclosed
     (its own, or the variant's whose bound it keeps while dropping an assumption)."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
     from sltcheck.statements import load
 
     enclosed = certified.supported().get(name, ())
@@ -394,7 +394,7 @@ def check_variant(
     progress: Callable[[], None] | None = None,
 ) -> FindingRecord:
     """One variant: its property at the profile's budget, then the worst-case search; the worst
-    instance certified in interval arithmetic where :mod:`sltcheck.certify.instance` covers it."""
+    instance certified in interval arithmetic where :mod:`sltcheck.harness.interval_verdict` covers it."""
     from hypothesis import seed as hypothesis_seed
 
     from sltcheck.harness.runner import RECORDER, property_test
@@ -435,8 +435,8 @@ def check_variant(
 
 
 def _certify(entry: FindingRecord, name: str, variant: str, instance: Instance | None) -> None:
-    """Add the worst instance's verdict in interval arithmetic, where sltcheck.certify.instance covers it."""
-    from sltcheck.certify import instance as certified
+    """Add the worst instance's verdict in interval arithmetic, where sltcheck.harness.interval_verdict covers it."""
+    from sltcheck.harness import interval_verdict as certified
 
     if instance is None or variant not in certified.supported().get(name, ()):
         return

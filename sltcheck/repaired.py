@@ -7,7 +7,7 @@ A statement declares what is known in ``REPAIRED_CONSTANTS`` (a list of dicts): 
 ``"proof"`` with ``where`` the module whose docstring proves it, ``"certified family"``, or ``"open"``)
 and ``why`` (one line). :func:`table` adds the evidence from below: the worst instance ``sltcheck
 check`` found for that variant, its ratio decided in mpmath and enclosed in interval arithmetic where
-:mod:`sltcheck.certify.instance` covers the statement (a certified lower end: c >= that ratio), and the
+:mod:`sltcheck.harness.interval_verdict` covers the statement (a certified lower end: c >= that ratio), and the
 instance itself (exact JSON), so the row replays on its own. ``sltcheck check`` writes the rows to
 findings.json's ``repaired_constants``; the report and the README's generated findings show them.
 """
@@ -41,9 +41,9 @@ def declared(statement: str) -> list[dict[str, Any]]:
 
 
 def certified_ratio(statement: str, variant: str, instance: dict[str, Any]) -> dict[str, Any]:
-    """measured / bound at ``instance``: enclosed in interval arithmetic where :mod:`sltcheck.certify.instance`
+    """measured / bound at ``instance``: enclosed in interval arithmetic where :mod:`sltcheck.harness.interval_verdict`
     covers the statement and variant (``certified``: [low, high], rounded outward), else None."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
     from sltcheck.numerics.enclosures import ends
 
     if variant not in certified.supported().get(statement, ()):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from mpmath import iv
 
-from sltcheck.certify import instance as certified
+from sltcheck.harness import interval_verdict as certified
 from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.model import reference
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights

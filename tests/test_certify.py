@@ -13,10 +13,10 @@ import mpmath
 import pytest
 
 from sltcheck.certify import Dimension, Family, families, select
-from sltcheck.certify import instance as certified
 from sltcheck.certify.bnb import evaluate_box, point_ratio
 from sltcheck.certify.run import certify_family
 from sltcheck.certify.store import Store
+from sltcheck.harness import interval_verdict as certified
 from sltcheck.numerics import dual
 from sltcheck.numerics.balls import BACKENDS, arb_available, backend
 from sltcheck.numerics.intervals import ends
@@ -131,7 +131,7 @@ def visible_points(
 
 @pytest.mark.parametrize("key", FAMILY_KEYS)
 def test_family_point_ratio_matches_the_statement(key: str) -> None:
-    """Two code paths: the family's enclosure at a point vs sltcheck.certify.instance on its instance."""
+    """Two code paths: the family's enclosure at a point vs sltcheck.harness.interval_verdict on its instance."""
     family = families()[key]
     B = backend(BACKEND_NAMES[0])
     points = visible_points(B, family, random.Random(7), tries=60)

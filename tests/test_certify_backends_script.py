@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sltcheck.certify import instance as certified
+from sltcheck.harness import interval_verdict as certified
 from sltcheck.numerics.balls import arb_available
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from sltcheck.certify import instance as certified
+from sltcheck.harness import interval_verdict as certified
 from sltcheck.numerics.balls import arb_available
 from sltcheck.numerics.intervals import ends, norm, num, softmax, spectral_norm, using
 

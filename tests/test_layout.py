@@ -12,7 +12,7 @@ import pytest
 
 import sltcheck
 from sltcheck import suprema
-from sltcheck.certify import instance as certified
+from sltcheck.harness import interval_verdict as certified
 from sltcheck.statements import STATEMENT_MODULES, load
 from sltcheck.statements.contract import parts
 

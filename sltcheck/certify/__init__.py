@@ -8,7 +8,7 @@ it can, splits the others, and stops with one of three verdicts, each proved by 
 
 - ``held``: every box's enclosure of measured / bound is <= 1, with a certified upper bound on
   the supremum of the ratio over the family (its certified slack);
-- ``counterexample``: an instance of the family that :mod:`sltcheck.certify.instance` (the statement's own
+- ``counterexample``: an instance of the family that :mod:`sltcheck.harness.interval_verdict` (the statement's own
   interval evaluation, a second code path) proves violated; it replays with ``sltcheck check --replay``;
 - ``undecided``: the budget ran out; the fraction of the family's volume proven (<= 1) and the best
   lower and upper bounds on the supremum say how far it got.

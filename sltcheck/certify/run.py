@@ -89,7 +89,7 @@ def certify_family(family: Family, store: Store, *, backend_name: str, budget: f
 def run_family(family: Family, store: Store, options: CertifyOptions) -> dict[str, Any]:
     """The branch-and-bound of :func:`certify_family`, phase by phase: its configuration, a fresh start
     (seeded) or the stored state resumed, then rounds until decided, out of boxes, time or rounds."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
 
     executor = options.executor or InProcessExecutor()
     config = _configuration(family, options)
@@ -344,7 +344,7 @@ def _upper(state: State, heap: list[Item]) -> float:
 def summary(family: Family, state: State, heap: list[Item], backend_name: str,
             tolerance: float) -> dict[str, Any]:
     """The JSON entry of a family: verdict, bracket of the supremum, proven volume, speed."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
     from sltcheck.harness.serialise import encode_instance
 
     upper = _upper(state, heap)

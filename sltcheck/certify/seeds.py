@@ -25,7 +25,7 @@ SEARCH_BUDGET = {"shapes": 1, "starts": 48, "climbs": 10, "climb_evaluations": 6
 def take_seed(family: Family, state: State, instance: dict[str, Any], source: str) -> None:
     """Raise the lower bound with a seed (a search result, a pinned counterexample) where it lies in
     the family; a certified violation decides the family. Every seed tried is recorded with its source."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
 
     inside = family.contains is not None and family.contains(instance)
     record: dict[str, Any] = {"source": source, "in_family": inside, "certified_ratio": None, "outcome": None}
@@ -65,12 +65,12 @@ def search_seeds(family: Family, state: State, report: Callable[[str], None] | N
             report(f"{family.key}: seed from {source}, {inside}")
 
 
-DECIDE_DPS = 60  # digits of the statement's own mpmath code where sltcheck.certify.instance does not cover it
+DECIDE_DPS = 60  # digits of the statement's own mpmath code where sltcheck.harness.interval_verdict does not cover it
 
 
 def certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) -> dict[str, Any]:
     """The statement's own evaluation, a second code path: its interval enclosure
-    (:mod:`sltcheck.certify.instance`) where it covers the statement and variant, else its mpmath code at
+    (:mod:`sltcheck.harness.interval_verdict`) where it covers the statement and variant, else its mpmath code at
     DECIDE_DPS digits (decided as ``sltcheck check`` decides, the ratio rounded outward)."""
     from sltcheck.numerics.intervals import ends
 

@@ -117,11 +117,11 @@ def evaluate(
 
 
 def settle(statement: str, variant: str, instance: Instance, verdict: Verdict) -> Verdict:
-    """An undecided verdict of a variant, decided where :mod:`sltcheck.certify.instance` covers it: its
+    """An undecided verdict of a variant, decided where :mod:`sltcheck.harness.interval_verdict` covers it: its
     intervals, then exact arithmetic, where the two sides are equal as real numbers "attained"
     (held with equality, proved). Otherwise (a mutant's bound, no enclosure, no exact value) it
     stays undecided."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
 
     if not verdict.undecided or variant not in certified.supported().get(statement, ()):
         return verdict

@@ -26,7 +26,7 @@ edge mutants, the search-power benchmark). For one statement and variant it
    backend steered it;
 4. polishes the best derivative-free (Powell);
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
-   where :mod:`sltcheck.certify.instance` covers the statement, certified in interval arithmetic.
+   where :mod:`sltcheck.harness.interval_verdict` covers the statement, certified in interval arithmetic.
 
 Each step is one function of :func:`run_search` (the phases: ``_plan`` the budget, backend and
 shapes; ``_starts``; ``_climb``; ``_hop``; ``_polish``; ``_decide``; ``_confirm``) over one
@@ -159,7 +159,7 @@ class WorstCase:
     seconds: float
     starts: int
     replay: Verdict | None = None  # a violation re-decided at twice the digits
-    certified: str | None = None  # the interval outcome where sltcheck.certify.instance covers it
+    certified: str | None = None  # the interval outcome where sltcheck.harness.interval_verdict covers it
     trail: list[float] = field(default_factory=list)  # best float ratio after each climb
     gradients: str = gradient_backends.FINITE_DIFFERENCES  # how the climbs got their gradients
 
@@ -485,7 +485,7 @@ def _rank(item: tuple[float, int, Instance]) -> float:
 
 def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:
     """The interval-arithmetic outcome for ``instance``, or None where certified does not cover it."""
-    from sltcheck.certify import instance as certified
+    from sltcheck.harness import interval_verdict as certified
 
     if variant not in certified.supported().get(statement, ()):
         return None

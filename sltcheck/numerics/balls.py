@@ -13,7 +13,7 @@ it proves nothing, never something false.
 :func:`backend` picks arb where python-flint imports, else mpmath; ``benchmarks/certify_backends.py``
 times both on the same boxes.
 
-The single-instance enclosures (:mod:`sltcheck.numerics.intervals`, :mod:`sltcheck.certify.instance`) use
+The single-instance enclosures (:mod:`sltcheck.numerics.intervals`, :mod:`sltcheck.harness.interval_verdict`) use
 the exact side of the same interface: :meth:`Backend.number` (an int, float or mpf as an exact
 point), :meth:`Backend.from_ends` and :meth:`Backend.ends` (ends as exact mpf, no float rounding),
 :meth:`Backend.log` and :meth:`Backend.working_precision` (the digits every operation keeps).

@@ -1,6 +1,6 @@
 """The default precisions (decimal digits) and the guard digits, in one place.
 
-- ``CERTIFIED_DPS``: interval verdicts (:mod:`sltcheck.certify.instance`);
+- ``CERTIFIED_DPS``: interval verdicts (:mod:`sltcheck.harness.interval_verdict`);
 - ``PROPERTY_DPS``: the properties and searches (:mod:`sltcheck.harness.runner`);
 - ``VERDICT_DPS``: :func:`sltcheck.numerics.verdict.decide`;
 - ``REPLAY_DPS``: ``sltcheck check --replay``;

@@ -16,7 +16,7 @@ operations keep one, always with an arb ball around it (python-flint) for where 
   keeps only its ball, and so does everything computed from it (0 times anything stays 0).
 
 The enclosure modules run unchanged on it (:func:`sltcheck.numerics.intervals.using` ``("exact", dps)``):
-:mod:`sltcheck.certify.instance` evaluates an instance here where its intervals overlap, and decides it
+:mod:`sltcheck.harness.interval_verdict` evaluates an instance here where its intervals overlap, and decides it
 exactly when both sides come out exact: "attained" where they are equal (proved <= with equality).
 """
 

@@ -94,7 +94,7 @@ def spectral_norm(matrix: np.ndarray, dps: int | None = None) -> Any:
         return mpmath.sqrt(max(max(values[i] for i in range(values.rows)), 0))
 
 
-# --- interval mode (added for sltcheck.certify.instance) -------------------------------------------------
+# --- interval mode (added for sltcheck.harness.interval_verdict) -------------------------------------------------
 # Inside ``interval_arithmetic(dps)`` the mpmath code path runs on ``mpmath.iv.mpf``
 # intervals: to_mp/as_precision build point intervals, exp and sqrt dispatch to
 # iv.exp and iv.sqrt, and +, -, *, / round outward (mpmath.iv). Every result then

@@ -4,7 +4,7 @@ Both sides are evaluated in mpmath at ``dps`` digits. The verdict is decided
 only when the two sides differ by more than the precision can blur: a gap of
 at least ``10**(GUARD_DIGITS - dps)`` relative to the larger side. Closer than
 that, the outcome is reported as ``undecided`` (and counted as holding only by
-the point value), never silently decided by rounding. Where sltcheck.certify.instance then
+the point value), never silently decided by rounding. Where sltcheck.harness.interval_verdict then
 decides it (intervals, or exact arithmetic where the two sides are equal as real
 numbers), the verdict says so: ``attained`` (proved, with equality), or held or violated
 (:func:`sltcheck.harness.runner.settle`).
@@ -31,7 +31,7 @@ class Verdict:
     holds: bool  # measured <= bound at the point values
     undecided: bool  # too close to call at this precision
     floor: mpmath.mpf = mpmath.mpf(0)  # the statement's absolute floor (see decide)
-    # measured = bound, proved (exact arithmetic, sltcheck.certify.instance): held with equality, not undecided
+    # measured = bound, proved (exact arithmetic, sltcheck.harness.interval_verdict): held with equality, not undecided
     attained: bool = False
 
     @property

@@ -161,7 +161,7 @@ PARTS: dict[str, Part] = {p.key: p for p in (
              _optional("SLACK_ROWS", "(statement, params) rows of the report's slack table (absent: none)", ()),
          )),
     Part("enclosure", "enclosure.py", False,
-         "interval enclosures of both sides, so a verdict is certified", "sltcheck.certify.instance", (
+         "interval enclosures of both sides, so a verdict is certified", "sltcheck.harness.interval_verdict", (
              Name("measured", "measured(instance) -> enclosure of the measured side"),
              Name("BOUNDS", "{variant or mutant:<name>: bound(instance) -> enclosure}: the bounds it encloses"),
          )),

@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 12:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 12:
 
 ``lemma12``: measured (max_i ||Attn_T(x_i; X) - Attn_T(x'_i; X')||), the bounds
   ``as-stated`` and ``key-scaled`` and the mutant ``value-term-only``.

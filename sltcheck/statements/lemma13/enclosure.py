@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 13:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 13:
 
 ``lemma13``: measured (the same for the block Blk_T(x) = F(Attn(x) + x) + Attn(x) + x), the
   bounds ``as-proven`` and ``as-stated`` and the mutant ``as-stated-eighth``.

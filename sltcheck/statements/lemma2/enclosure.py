@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 2:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 2:
 
 ``lemma2``: measured ||W x - (W~2⊙M2) ReLU((W~1⊙M1) x)|| with the construction's masks (taken
 from the solver, rounded to {0, 1}; the network recomputed from them here), the bound

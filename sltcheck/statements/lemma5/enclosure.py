@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 5:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 5:
 
 ``lemma5``: the same measured, the bounds ``as-stated`` (4 sqrt(d1) alpha eps_max) and
   ``via-lemma8``, and the mutant ``quadratic``.

@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 7 (and Lemma 4, which reuses it):
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 7 (and Lemma 4, which reuses it):
 
 ``lemma7``: every side is the error of binary masks, recomputed here from the masks exactly in
 the backend's arithmetic (the solvers only choose the masks; their objectives are never used):

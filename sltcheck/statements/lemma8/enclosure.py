@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Lemma 8:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Lemma 8:
 
 ``lemma8``: measured (max over rows of ||(sigma(l_i) - sigma(l_i + eps_i)) X||), the bound
   ``as-stated`` and the mutant ``exponent-quartered``.

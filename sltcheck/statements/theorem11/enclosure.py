@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Theorem 11:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Theorem 11:
 
 ``theorem11``: measured (max_i ||Blk_S(x_i) - Blk_T(x_i)||), the bounds ``as-proven``,
   ``theorem10-literal``, ``theorem10-scaled`` and ``as-stated`` (Theorem 9's as-proven chain,

@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Theorem 14:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Theorem 14:
 
 ``theorem14``: measured (max_i ||Tf_S(x_i) - Tf_T(x_i)||), the bounds ``as-proven``,
   ``lemma13-as-stated`` and ``as-stated`` (the recursion over blocks with beta_b, Lemma 13

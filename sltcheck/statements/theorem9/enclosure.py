@@ -1,4 +1,4 @@
-"""Interval enclosure (see :mod:`sltcheck.certify.instance`) of Theorem 9:
+"""Interval enclosure (see :mod:`sltcheck.harness.interval_verdict`) of Theorem 9:
 
 ``theorem9``: measured (max_i ||Attn_S(x_i) - Attn_T(x_i)||, the per-head MHA of
   ``reference.mha`` re-stated here for intervals) and the bounds ``as-proven`` and

@@ -1,7 +1,10 @@
 """Certified verdicts of one instance: "measured <= bound" decided by interval arithmetic, never by rounding.
 
-(What ``sltcheck check`` runs on each worst instance; the certification of whole families, the
-branch-and-bound of ``sltcheck certify``, is :mod:`sltcheck.certify.run`.)
+(What ``sltcheck check`` runs on each worst instance and the runner uses to settle an undecided
+verdict; the certification of whole families, the branch-and-bound of ``sltcheck certify``, is
+:mod:`sltcheck.certify.run`, which confirms its counterexamples here. This module lives in the harness,
+not in ``certify/``, because ``certify/`` seeds its families from the harness's search: the two
+packages import each other in one direction only.)
 
 Both sides are enclosed in rigorous numbers of one of the backends of
 :mod:`sltcheck.numerics.balls`: arb balls (python-flint, the extra ``certify``; the default where
