@@ -30,10 +30,11 @@ def test_the_folders_were_found():
 
 def test_discovery_skips_the_shared_folder_and_nothing_else():
     """statements/shared/ (code several statements use) is no statement; every other folder is one."""
-    assert NOT_STATEMENTS == ("shared",) and "shared" in PACKAGES
+    assert NOT_STATEMENTS == ("shared",)
+    assert "shared" in PACKAGES
     assert list(STATEMENT_MODULES) == sorted(FOLDERS, key=list(STATEMENT_MODULES).index)
     assert set(STATEMENT_MODULES) == set(FOLDERS)
-    with pytest.raises(ValueError, match="statement must be one of lemma2, .*, got 'shared'"):
+    with pytest.raises(ValueError, match=r"statement must be one of lemma2, .*, got 'shared'"):
         contract.validate("shared")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import itertools
 import os
 import re
 import subprocess
@@ -120,7 +121,7 @@ def _cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, {})):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return [*path[path.index(nxt):], nxt]
             if nxt not in state and (found := visit(nxt)) is not None:
                 return found
         state[node] = 2
@@ -139,7 +140,7 @@ def test_no_import_cycle_between_packages():
     graph = _graph()
     cycle = _cycle(graph)
     if cycle is not None:
-        steps = [f"{a} -> {b} ({', '.join(graph[a][b][:3])})" for a, b in zip(cycle, cycle[1:], strict=False)]
+        steps = [f"{a} -> {b} ({', '.join(graph[a][b][:3])})" for a, b in itertools.pairwise(cycle)]
         pytest.fail("import cycle between packages:\n  " + "\n  ".join(steps))
 
 

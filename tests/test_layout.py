@@ -92,3 +92,14 @@ def test_tests_import_the_installed_package_not_the_checkout():
     if installed is None:
         pytest.skip("no regular install of sltcheck (an editable install or a bare checkout)")
     assert Path(sltcheck.__file__).resolve() == installed
+
+
+LONGEST_MODULE = 520  # "modules of one concern, none over ~500 lines" (issue 29)
+
+
+def test_no_module_is_longer_than_about_500_lines():
+    """A module past this has grown a second concern: split it along its seam (docs/reference/layout.md)."""
+    package = Path(sltcheck.__file__).parent
+    long = {str(p.relative_to(package)): n for p in package.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE}
+    assert long == {}

@@ -27,6 +27,7 @@ else: a box it cannot prove is split as before. Three kinds, knowing no statemen
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -146,7 +147,7 @@ class PiecewiseLinear:
             return self.value(x) - other.value(x)
 
         # on each piece (two of them unbounded) the gap is linear: its root, where inside, is a break
-        pieces = [(points[0] - 1, points[0])] + list(zip(points, points[1:], strict=False))
+        pieces = [(points[0] - 1, points[0]), *itertools.pairwise(points)]
         pieces.append((points[-1], points[-1] + 1))
         crossings = []
         for index, (a, b) in enumerate(pieces):
@@ -169,7 +170,7 @@ def distance_to(points: Sequence[Fraction]) -> PiecewiseLinear:
     ordered = sorted(set(points))
     if not ordered:
         raise ValueError("points must hold at least one rational, got none")
-    middles = [(a + b) / 2 for a, b in zip(ordered, ordered[1:], strict=False)]
+    middles = [(a + b) / 2 for a, b in itertools.pairwise(ordered)]
 
     def value(x: Fraction) -> Fraction:
         i = bisect.bisect_left(ordered, x)

@@ -120,7 +120,7 @@ def root(family: Family) -> Box:
 def halves(box: Box, axis: int) -> tuple[Box, Box]:
     lows, highs = box
     mid = lows[axis] + (highs[axis] - lows[axis]) / 2
-    return (lows, highs[:axis] + (mid,) + highs[axis + 1:]), (lows[:axis] + (mid,) + lows[axis + 1:], highs)
+    return (lows, (*highs[:axis], mid, *highs[axis + 1:])), ((*lows[:axis], mid, *lows[axis + 1:]), highs)
 
 
 def relative_widths(family: Family, box: Box) -> list[float]:

@@ -306,7 +306,8 @@ def run(args: argparse.Namespace) -> int:
         ensure_writable_file(args.out)
     start, end = readme_markers(args.distribution)
     if args.readme is not None:  # the option's validator saw some section; this run needs its own
-        text = open(args.readme, encoding="utf-8", errors="replace").read()
+        with open(args.readme, encoding="utf-8", errors="replace") as readme:
+            text = readme.read()
         if start not in text or end not in text:
             raise UsageError(f"--readme {args.readme!r} must contain the lines {start!r} and {end!r} "
                              f"(the section of --distribution {args.distribution})")

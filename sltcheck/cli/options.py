@@ -20,6 +20,7 @@ before the handler.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import re
@@ -172,7 +173,7 @@ class Numbers(Validator):
                 values.append(self.element(part))
             except argparse.ArgumentTypeError:
                 raise self.refuse(text) from None
-        if self.increasing and any(b <= a for a, b in zip(values, values[1:], strict=False)):
+        if self.increasing and any(b <= a for a, b in itertools.pairwise(values)):
             raise self.refuse(text)
         return values
 
@@ -353,9 +354,9 @@ def harden(parser: argparse.ArgumentParser) -> None:
         if action.help and action.help is not argparse.SUPPRESS:  # "%%" and "%(default)s" stay as they are
             action.help = re.sub(r"%%|%\(|%", lambda found: "%%" if found[0] == "%" else found[0], action.help)
         takes_value = action.nargs != 0 and not isinstance(action, argparse._SubParsersAction | argparse._HelpAction)
-        if takes_value and action.choices is None and not isinstance(action.type, Validator):
-            if action.type in DEFAULT_FOR:
-                action.type = DEFAULT_FOR[action.type]()
+        if (takes_value and action.choices is None and not isinstance(action.type, Validator)
+                and action.type in DEFAULT_FOR):
+            action.type = DEFAULT_FOR[action.type]()
 
 
 def validator_of(action: argparse.Action) -> Validator | None:

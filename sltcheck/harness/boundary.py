@@ -158,9 +158,9 @@ def eps_levels(low: float, high: float) -> tuple[float, ...]:
 
 __all__ = [
     "eps_levels",
-    "ordered_shapes",
     "least_alpha",
     "masks",
+    "ordered_shapes",
     "pattern_stack",
     "random_unit",
     "sphere_tokens",

@@ -296,7 +296,8 @@ class Plan:
         self.evaluations += 1
         if self.config.progress is not None:
             self.config.progress()
-        assert self.torch_side is not None and self.named is not None
+        assert self.torch_side is not None
+        assert self.named is not None
         return gradient_backends.value_and_gradient(space.torch_side(self.torch_side), self.named, template,
                                                     space.free, vector)
 

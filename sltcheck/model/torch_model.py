@@ -7,6 +7,7 @@ buffers: the forward pass uses W ⊙ M, gradients reach W only where M = 1.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -89,7 +90,7 @@ class FullyConnected(nn.Module):
         if len(widths) < 2:
             raise ValueError(f"widths must list at least an input and an output width, got {widths}")
         self.layers = nn.ParameterList(
-            nn.Parameter(torch.zeros(d_next, d, dtype=dtype)) for d, d_next in zip(widths, widths[1:], strict=False)
+            nn.Parameter(torch.zeros(d_next, d, dtype=dtype)) for d, d_next in itertools.pairwise(widths)
         )
         for index, layer in enumerate(self.layers):
             self.register_buffer(f"mask{index}", torch.ones_like(layer))

@@ -65,7 +65,7 @@ class MHAWeights:
         k = check_array("W_K", self.W_K, shape=(h, d1, dk))
         v = check_array("W_V", self.W_V, shape=(h, d1, None))
         o = check_array("W_O", self.W_O, shape=(h, v.shape[2], None))
-        for name, value in zip("W_Q W_K W_V W_O".split(), (q, k, v, o), strict=True):
+        for name, value in zip(["W_Q", "W_K", "W_V", "W_O"], (q, k, v, o), strict=True):
             object.__setattr__(self, name, value)
 
     @property

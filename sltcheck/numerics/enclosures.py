@@ -165,7 +165,7 @@ def _exact(value: object) -> Any:
 
 def ends(x: object) -> tuple[Any, Any]:
     """The ends of an enclosure as mpf, exactly (-inf, +inf where it is not finite)."""
-    if isinstance(x, (tuple, list)) or isinstance(x, (int, float, mpmath.mpf)):
+    if isinstance(x, (tuple, list, int, float, mpmath.mpf)):
         return _pair(x)
     return owner(x).ends(x)
 

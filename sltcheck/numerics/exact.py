@@ -196,7 +196,8 @@ def exact_max(values: list[Exact], largest: bool = True) -> Exact:
     if known:
         best = known[0]
         for v in known[1:]:
-            assert v.value is not None and best.value is not None
+            assert v.value is not None
+            assert best.value is not None
             if (v.value.compare(best.value) > 0) == largest and v.value.compare(best.value) != 0:
                 best = v
         others = [v for v in values if v.value is None]

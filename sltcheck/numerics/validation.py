@@ -34,12 +34,11 @@ def check_array(
                 f"{name} must have {' or '.join(map(str, allowed))} dimensions, "
                 f"got shape {array.shape}"
             )
-    if shape is not None:
-        if len(shape) != array.ndim or any(
-            want is not None and want != got for want, got in zip(shape, array.shape, strict=True)
-        ):
-            wanted = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {wanted}, got {array.shape}")
+    if shape is not None and (len(shape) != array.ndim or any(
+        want is not None and want != got for want, got in zip(shape, array.shape, strict=True)
+    )):
+        wanted = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {wanted}, got {array.shape}")
     if array.dtype == object:
         finite = all(_is_finite_scalar(v) for v in array.flat)
     else:

@@ -30,7 +30,7 @@ class Verdict:
     dps: int
     holds: bool  # measured <= bound at the point values
     undecided: bool  # too close to call at this precision
-    floor: mpmath.mpf = mpmath.mpf(0)  # the statement's absolute floor (see decide)
+    floor: mpmath.mpf = mpmath.mpf(0)  # noqa: RUF009 (an mpf is immutable) the statement's absolute floor (see decide)
     # measured = bound, proved (exact arithmetic, sltcheck.harness.interval_verdict): held with equality, not undecided
     attained: bool = False
 

@@ -74,7 +74,7 @@ FULL_SEARCH = {"starts": 4, "maxiter": 40}
 
 def _seed(setting: Setting, seed: int, groups: dict[str, int], index: int) -> list[int]:
     s = setting
-    config = [STATEMENTS.index(s.statement), int(round(s.eps * 1e6)), s.d1, s.d2, s.H, s.L, s.B, s.T]
+    config = [STATEMENTS.index(s.statement), round(s.eps * 1e6), s.d1, s.d2, s.H, s.L, s.B, s.T]
     return [seed, *config, *sorted(groups.values()), index]
 
 
@@ -194,7 +194,7 @@ def smallest_width(
         return {**found, "n_max": LEMMA7_N_MAX, "scan": scan}
     keys = list(prescribed(setting, 1.0)["groups"])
     for width in range(1, n_max + 1):
-        row = frequency_at(setting, {k: width for k in keys}, trials, seed, search, executor)
+        row = frequency_at(setting, dict.fromkeys(keys, width), trials, seed, search, executor)
         if record(width, row["successes"]):
             break
     return {**found, "n_max": n_max, "scan": scan}
@@ -288,8 +288,8 @@ CI_GRID: dict[str, tuple[Setting, ...]] = {
         Setting("theorem11", 0.5, 1, 1, H=1),
         Setting("theorem14", 0.5, 1, 1, H=1, B=2),
     ),
-    "slack": tuple(Setting("lemma7", eps, d, d) for d in (1, 2, 3) for eps in (0.5, 0.1, 0.02))
-    + (
+    "slack": (
+        *(Setting("lemma7", eps, d, d) for d in (1, 2, 3) for eps in (0.5, 0.1, 0.02)),
         Setting("lemma2", 0.5, 1, 1),
         Setting("theorem9", 0.5, 1, 1),
         Setting("theorem9", 0.5, 1, 1, H=2),

@@ -28,6 +28,7 @@ bound also holds in mpmath.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -242,7 +243,7 @@ def target_fc(seed: Seed = 0, *, widths: Sequence[int], spectral_bound: float = 
     if len(dims) < 2:
         raise ValueError(f"widths must list d_1, ..., d_(L+1) (at least 2 numbers), got {list(widths)}")
     rng = generator(seed)
-    shapes = [(d_out, d_in) for d_in, d_out in zip(dims[:-1], dims[1:], strict=True)]
+    shapes = [(d_out, d_in) for d_in, d_out in itertools.pairwise(dims)]
     return FCWeights(tuple(spectrally_bounded(rng, shape, spectral_bound) for shape in shapes))
 
 

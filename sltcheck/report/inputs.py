@@ -65,7 +65,7 @@ def _candidates(raw: str, notes: list[str]) -> list[Path]:
     if not path.is_dir():
         raise UsageError(f"--in {raw!r} is neither a run directory nor a results file (it does not exist)")
     readings = [p.parent for p in path.rglob("readings.json")]
-    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and not p.parent.name == "runs"
+    files = sorted(p for p in path.rglob("*.json") if p.name in KINDS and p.parent.name != "runs"
                    and not any(root / "runs" in p.parents for root in readings))
     for store in sorted(s for s in path.rglob(SWEEP_STORE) if not any(root / "runs" in s.parents for root in readings)):
         if not (store.parent / "summary.json").exists():

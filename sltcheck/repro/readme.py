@@ -9,6 +9,7 @@ the markers START and END of that page.
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def _claim_cell(summary: dict[str, Any]) -> str:
         return "; ".join(cells)
     largest = max(p["width"] for p in points)
     at_largest = sorted((p["blocks"], p["mean"]) for p in points if p["width"] == largest)
-    rising = all(a[1] <= b[1] for a, b in zip(at_largest, at_largest[1:], strict=False))
+    rising = all(a[1] <= b[1] for a, b in itertools.pairwise(at_largest))
     return (f"at n = {largest} the mean error " + ("grows" if rising else "does not grow monotonically")
             + " with B: " + ", ".join(f"B={b}: {_number(e)}" for b, e in at_largest))
 
@@ -226,7 +227,7 @@ def _readings_section(document: dict[str, Any]) -> list[str]:
             f"widths {widths}; {len(document['readings'])} readings; {minutes:.1f} min of wall time, "
             f"{cpu:.1f} min of sources summed over the workers{'' if document['complete'] else '; PARTIAL'}):")
     header, rows = table(document)
-    lines = [head, ""] + _table(header, rows) + ["", "Conclusion (generated from the table):", ""]
+    lines = [head, "", *_table(header, rows), "", "Conclusion (generated from the table):", ""]
     lines += [f"- {line}" for line in str(document["conclusion"]).splitlines()]
     if first:
         lines += ["", f"Each reading's run directory is `{document['_source']}/runs/NAME`; the plot of every reading "
@@ -277,7 +278,7 @@ def _synthetic_section(figure: str, runs: list[dict[str, Any]]) -> list[str]:
     rows = [[label, reported[key].cell()] + [_cell(extract(s)) for s in runs]
             for key, (label, extract) in _SYNTHETIC_ROWS.items() if key in reported]
     rows.append(["checked against the proofs' bound", "—"] + [_checked_cell(s) for s in runs])
-    lines = _table(header, rows) + ["", "What differs and why:", ""]
+    lines = [*_table(header, rows), "", "What differs and why:", ""]
     return lines + _synthetic_differences(figure, runs)
 
 
@@ -382,7 +383,7 @@ def _fig7_section(document: dict[str, Any]) -> list[str]:
                              reported["losses"].cell(), _mean_interval(row["series"][label])])
     verdicts = [_fig7_verdict(row) for row in comparison]
     rows.append(["the paper's claim", reported["claim"].cell(), "; ".join(verdicts)])
-    lines = _table(header, rows) + ["", "What differs and why:", ""]
+    lines = [*_table(header, rows), "", "What differs and why:", ""]
     lines.append("- Modes theory and paper choose the synthetic sources of Figures 4-6; Figures 7 and 8 are the "
                  "edge-popup experiment of Appendix B.2, which has one mode. The paper's sizes "
                  "(`--sizes gpt2-mini,gpt2-small,gpt2-medium`, its optimiser by default) need a GPU and have not "
@@ -426,7 +427,7 @@ def _fig8_section(document: dict[str, Any]) -> list[str]:
                                                 else "; the interval at n_K^(1/4) lies above the best one"))
                  + f"; the lowest loss is {1 - min(r['mean'] for r in analysis['rows']) / math.log(vocab):.1%} "
                  "below ln V"])
-    lines = _table(header, rows) + ["", "What differs and why:", ""]
+    lines = [*_table(header, rows), "", "What differs and why:", ""]
     lines.append("- One mode, as for Figure 7. The paper's gpt2-mini sweep is prepared "
                  "(`benchmarks/gpu_figure8.py`) but has never run on a GPU; this column is the CPU stand-in "
                  f"(one block, context {config['model']['block_size']}, {config['train']['epochs']} x "
@@ -447,7 +448,7 @@ def render(documents: list[dict[str, Any]]) -> str:
             continue
         lines += [f"**Figure {figure[3:]}.**", ""]
         for document in (d for d in chosen if "readings" in d):
-            lines += _readings_section(document) + [""]
+            lines += [*_readings_section(document), ""]
         chosen = [d for d in chosen if "readings" not in d]
         if figure in ("fig4", "fig5", "fig6") and chosen:
             order = {"theory": 0, "paper": 1}

@@ -117,7 +117,7 @@ def build_targets(config: SweepConfig, progress: bool = True, cache: Path | None
     if stored is not None and stored.exists():
         saved = read_json(stored)
         weights = MHAWeights(*(np.asarray(decode(saved[name]), dtype=np.float64) for name in MHA_FIELDS))
-        return BuiltTargets({b: weights for b in config.blocks}, np.asarray(decode(saved["token"])),
+        return BuiltTargets(dict.fromkeys(config.blocks, weights), np.asarray(decode(saved["token"])),
                             float(saved["train_loss"]))
     rng = np.random.default_rng([config.seed, FIGURES.index(config.figure), 10**6])
     built: dict[int, Any] = {}

@@ -290,8 +290,8 @@ def load_wikitext(
         "val_source": str(found[val_name]),
         "tokenizer": str(tokenizer_path) if tokenizer_path else f"byte-level BPE {vocab_size}",
         "vocab_size": tokenizer.get_vocab_size(),
-        "train_tokens": int(len(train_ids)),
-        "val_tokens": int(len(val_ids)),
+        "train_tokens": len(train_ids),
+        "val_tokens": len(val_ids),
         "block_size": block_size,
     }
     return LMData(

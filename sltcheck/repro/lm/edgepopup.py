@@ -54,7 +54,7 @@ def check_keep_fraction(value: object, name: str = "keep_fraction") -> float:
 def kept_count(numel: int, keep_fraction: float) -> int:
     """Number of entries a tensor of ``numel`` entries keeps: round half up, >= 1."""
     keep_fraction = check_keep_fraction(keep_fraction)
-    return max(1, min(numel, int(math.floor(keep_fraction * numel + 0.5))))
+    return max(1, min(numel, math.floor(keep_fraction * numel + 0.5)))
 
 
 class _TopKMask(torch.autograd.Function):

@@ -119,7 +119,7 @@ def check_spec(spec: RunSpec) -> RunSpec:
 
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     """lr(step) / lr: linear warm-up to 1, then cosine from 1 to min_lr / lr."""
-    warmup = int(round(cfg.warmup_epochs * cfg.steps_per_epoch))
+    warmup = round(cfg.warmup_epochs * cfg.steps_per_epoch)
     if step < warmup:
         return (step + 1) / warmup
     span = max(1, cfg.total_steps - 1 - warmup)

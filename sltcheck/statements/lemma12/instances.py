@@ -15,7 +15,7 @@ from sltcheck.statements.shared.lipschitz_instances import (
     project_lipschitz,
 )
 
-__all__ = ["FREE", "RELATIVE", "SEQUENCE", "limits", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "RELATIVE", "SEQUENCE", "instances", "limits", "project", "shapes", "start"]
 
 instances = partial(lipschitz_instances, block=False)
 shapes = partial(lipschitz_shapes, block=False)

@@ -43,9 +43,9 @@ LN10 = math.log(10.0)
 
 
 def dimensions(T: int) -> tuple[Dimension, ...]:
-    return ((Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_eps", LOG_EPS_LOW, LOG_EPS_HIGH),
-             Dimension("a", -1.0, 1.0), Dimension("u1", 0.0, 1.0))
-            + tuple(Dimension(f"u{k}", -1.0, 1.0) for k in range(2, T + 1)))
+    return (Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_eps", LOG_EPS_LOW, LOG_EPS_HIGH),
+            Dimension("a", -1.0, 1.0), Dimension("u1", 0.0, 1.0),
+            *(Dimension(f"u{k}", -1.0, 1.0) for k in range(2, T + 1)))
 
 
 def directions(T: int) -> list[tuple[float, ...]]:

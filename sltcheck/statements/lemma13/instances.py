@@ -15,7 +15,7 @@ from sltcheck.statements.shared.lipschitz_instances import (
     lipschitz_shapes,
 )
 
-__all__ = ["FREE", "RELATIVE", "SEQUENCE", "limits", "instances", "project", "shapes", "start"]
+__all__ = ["FREE", "RELATIVE", "SEQUENCE", "instances", "limits", "project", "shapes", "start"]
 
 # Lemma 12's instances with the block's FC layers (``block=True``); projection and starts as Lemma 12's.
 instances = partial(lipschitz_instances, block=True)

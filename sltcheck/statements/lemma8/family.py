@@ -51,7 +51,7 @@ SIZES = (2, 3)
 
 
 def dimensions(T: int) -> tuple[Dimension, ...]:
-    return tuple(Dimension(f"t{k}", 0.0, 1.0) for k in range(1, T)) + (Dimension("eps", EPS_LOW, EPS_HIGH),)
+    return (*(Dimension(f"t{k}", 0.0, 1.0) for k in range(1, T)), Dimension("eps", EPS_LOW, EPS_HIGH))
 
 
 def vertices(T: int) -> list[tuple[float, ...]]:

@@ -35,7 +35,7 @@ def softmax_instances(eps_high: float, drop: tuple[str, ...]) -> st.SearchStrate
         perturbation = draw(S.perturbations((T, T), eps_max, overshoot=over))
         if draw(st.booleans()):
             # At the maximum and aligned with the tokens along one direction: the extreme case.
-            direction = X[int(round(float(draw(S.float_arrays((1,), 0.0, 1.0))[0]) * (T - 1)))]
+            direction = X[round(float(draw(S.float_arrays((1,), 0.0, 1.0))[0]) * (T - 1))]
             signs = np.where(X @ direction >= 0, 1.0, -1.0)
             perturbation = np.broadcast_to(signs * (eps_max * over), (T, T)).copy()
         logits = draw(S.logits(T)) if draw(st.booleans()) else np.zeros((T, T))

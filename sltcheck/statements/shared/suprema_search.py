@@ -27,7 +27,7 @@ def into_ball(rows: np.ndarray, radius: float) -> np.ndarray:
 
 def pad(matrix: np.ndarray, rows: int, cols: int) -> np.ndarray:
     """``matrix`` embedded top-left in zeros of shape (..., rows, cols)."""
-    out = np.zeros(matrix.shape[:-2] + (rows, cols))
+    out = np.zeros((*matrix.shape[:-2], rows, cols))
     out[..., : matrix.shape[-2], : matrix.shape[-1]] = matrix
     return out
 

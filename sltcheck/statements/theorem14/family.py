@@ -245,9 +245,9 @@ def contains(candidate: dict[str, Any]) -> bool:
     return errors_in_range(max(errors), LOG_RHO_HIGH, "theorem14", candidate)
 
 
-DIMENSIONS = ((Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_rho", LOG_RHO_LOW, LOG_RHO_HIGH))
-              + tuple(Dimension(name, -1.0, 1.0) for name in ("a1", "b1", "w1", "a2", "b2"))
-              + (Dimension("u1", 0.0, 1.0), Dimension("u2", -1.0, 1.0)))
+DIMENSIONS = (Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_rho", LOG_RHO_LOW, LOG_RHO_HIGH),
+              *(Dimension(name, -1.0, 1.0) for name in ("a1", "b1", "w1", "a2", "b2")),
+              Dimension("u1", 0.0, 1.0), Dimension("u2", -1.0, 1.0))
 
 FAMILIES = [Family(
     statement="theorem14", name="B2-d1-T2", variant="as-proven", dimensions=DIMENSIONS,

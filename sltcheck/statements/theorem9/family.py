@@ -270,10 +270,10 @@ def contains_maker(heads: int) -> Callable[[dict[str, Any]], bool]:
 
 
 def dimensions(heads: int) -> tuple[Dimension, ...]:
-    return ((Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_rho", LOG_RHO_LOW, LOG_RHO_HIGH))
-            + tuple(Dimension(name, -1.0, 1.0) for name in head_names(heads))
-            + (Dimension("u1", 0.0, 1.0), Dimension("u2", -1.0, 1.0))
-            + tuple(Dimension(name, -1.0, 1.0) for name in free_names(2 * heads - 1)))
+    return (Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_rho", LOG_RHO_LOW, LOG_RHO_HIGH),
+            *(Dimension(name, -1.0, 1.0) for name in head_names(heads)),
+            Dimension("u1", 0.0, 1.0), Dimension("u2", -1.0, 1.0),
+            *(Dimension(name, -1.0, 1.0) for name in free_names(2 * heads - 1)))
 
 
 def family(heads: int) -> Family:
