@@ -8,7 +8,7 @@ import pytest
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import deciding_rows, decode_instance, encode_instance, evaluate
-from sltcheck.harness.strategies import INSIDE, scale_inside
+from sltcheck.harness.projection import INSIDE, scale_inside
 from sltcheck.statements import STATEMENT_MODULES, load
 
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from sltcheck.harness.strategies import INSIDE, scale_inside
+from sltcheck.harness.projection import INSIDE, scale_inside
 
 
 def least_alpha(d1: int, d2: int | None = None) -> float:

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from sltcheck.harness.strategies import INSIDE
+from sltcheck.harness.projection import INSIDE
 
 
 def spectral_norm(W: torch.Tensor) -> torch.Tensor:
@@ -27,6 +27,18 @@ def shrink_rows(X: torch.Tensor, limit: torch.Tensor) -> torch.Tensor:
     norms = torch.linalg.vector_norm(X, dim=-1, keepdim=True)
     safe = torch.where(norms > limit, norms, torch.ones_like(norms))
     return torch.where(norms > limit, X * (limit / safe), X)
+
+
+def within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    """Steps X' - X a hair beyond ``radius`` shortened as :func:`sltcheck.harness.projection.within`
+    does (by 2^-20, up to 8 times, then dropped), so both projections give the same point."""
+    for _ in range(8):
+        over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
+        if not bool(over.any()):
+            return Xp
+        Xp = torch.where(over, X + (Xp - X) * (1.0 - 2.0**-20), Xp)
+    over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
+    return torch.where(over, X, Xp)
 
 
 def into_unit_ball(W: torch.Tensor) -> torch.Tensor:

@@ -20,10 +20,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from sltcheck.harness.projection import INSIDE, into_ball, scale_inside, within
+
 # Arrays with more entries than this are generated from a drawn seed.
 DRAWN_ENTRIES = 48
-# Relative amount by which "on the limit" objects are pulled inside it.
-INSIDE = 1.0 - 2.0**-48
 
 TINY = 1e-30  # a perturbation float64 arithmetic cannot resolve around O(1) values
 
@@ -92,15 +92,6 @@ def sequence_lengths(max_length: int = 256) -> st.SearchStrategy[int]:
 @functools.lru_cache(maxsize=64)
 def dimensions(max_dim: int = 8) -> st.SearchStrategy[int]:
     return st.one_of(st.just(1), st.integers(1, max_dim))
-
-
-def scale_inside(matrix: np.ndarray) -> np.ndarray:
-    """``matrix`` rescaled to spectral norm 1 (a few ulps inside); zero stays zero."""
-    peak = float(np.abs(matrix).max()) if matrix.size else 0.0
-    if peak == 0.0 or not np.isfinite(peak):
-        return np.zeros_like(matrix)
-    matrix = matrix / peak  # avoids overflow for tiny (subnormal) matrices
-    return matrix * (INSIDE / float(np.linalg.norm(matrix, 2)))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -274,11 +265,7 @@ def perturbed_tokens(
         norms = np.linalg.norm(raw, axis=1, keepdims=True)
         directions = np.where(norms > 0, raw / np.where(norms > 0, norms, 1.0), 0.0)
         steps = directions * (eps_max * overshoot * INSIDE * lengths[:, None])
-        Xp = X + steps
-        out = np.linalg.norm(Xp, axis=1, keepdims=True)
-        limit = alpha * INSIDE
-        Xp = np.where(out > limit, Xp * (limit / np.where(out > 0, out, 1.0)), Xp)
-        return _within(X, Xp, eps_max * overshoot)
+        return within(X, into_ball(X + steps, alpha * INSIDE), eps_max * overshoot)
 
     def common(raw: np.ndarray) -> np.ndarray:
         # every token shifted by the same step (the aligned extreme case)
@@ -288,17 +275,3 @@ def perturbed_tokens(
     return st.one_of(
         st.builds(finish, float_arrays((T, d)), lengths), float_arrays((1, d)).map(common)
     )
-
-
-def _within(X: np.ndarray, Xp: np.ndarray, radius: float) -> np.ndarray:
-    """Shorten rounded steps X' - X that ended up a hair beyond ``radius``."""
-    Xp = Xp.copy()
-    for _ in range(8):
-        over = np.linalg.norm(Xp - X, axis=1) > radius * (1.0 - 2.0**-40)
-        if not over.any():
-            return Xp
-        Xp[over] = X[over] + (Xp[over] - X[over]) * (1.0 - 2.0**-20)
-    Xp[np.linalg.norm(Xp - X, axis=1) > radius * (1.0 - 2.0**-40)] = X[
-        np.linalg.norm(Xp - X, axis=1) > radius * (1.0 - 2.0**-40)
-    ]
-    return Xp

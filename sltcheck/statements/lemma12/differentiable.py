@@ -29,26 +29,15 @@ from sltcheck.harness.differentiable import (
     into_unit_ball,
     log_multiplicity,
     shrink_rows,
+    within,
 )
 from sltcheck.harness.differentiable import spectral_norm as spectral_norm  # re-exported (it lived here)
 from sltcheck.harness.differentiable import tensor as _tensor
-from sltcheck.harness.strategies import INSIDE
+from sltcheck.harness.projection import INSIDE
 from sltcheck.statements.shared.lipschitz_instances import EPS_HIGH
 
 Fields = dict[str, Any]
 WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")
-
-
-def _within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
-    """Steps X' - X a hair beyond ``radius`` shortened as the numpy projection does (by 2^-20,
-    up to 8 times, then dropped), so both projections give the same point."""
-    for _ in range(8):
-        over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
-        if not bool(over.any()):
-            return Xp
-        Xp = torch.where(over, X + (Xp - X) * (1.0 - 2.0**-20), Xp)
-    over = torch.linalg.vector_norm(Xp - X, dim=1, keepdim=True) > radius * (1.0 - 2.0**-40)
-    return torch.where(over, X, Xp)
 
 
 def project(fields: Fields) -> Fields:
@@ -65,7 +54,7 @@ def project(fields: Fields) -> Fields:
     limit = out["alpha"] * INSIDE
     X = shrink_rows(out["X"], limit)
     step = shrink_rows(out["X_perturbed"] - X, eps * INSIDE)
-    out["X"], out["X_perturbed"] = X, _within(X, shrink_rows(X + step, limit), eps)
+    out["X"], out["X_perturbed"] = X, within(X, shrink_rows(X + step, limit), eps)
     for name in WEIGHTS:
         out[name] = into_unit_ball(out[name])
     if "fc_layers" in out:

@@ -107,9 +107,10 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.harness.projection import INSIDE, into_ball, spectral_unit
 from sltcheck.statement_types import Bound
 from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result
-from sltcheck.statements.shared.suprema_search import INSIDE, Unpacker, best_instance, into_ball, pad, spectral_unit
+from sltcheck.statements.shared.suprema_search import Unpacker, best_instance, pad
 
 PARAMS = ("H", "d1", "d2", "alpha", "eps_max")
 
@@ -230,8 +231,8 @@ class Layout:
         take = Unpacker(z).take
         W_Q, W_K = spectral_unit(take(d, dk)), spectral_unit(take(d, dk))
         W_V, W_O = spectral_unit(take(d, d)), spectral_unit(take(d, d))
-        X = into_ball(take(T, d), alpha)
-        Xp = into_ball(X + into_ball(take(T, d), eps_max), alpha)
+        X = into_ball(take(T, d), alpha * INSIDE)
+        Xp = into_ball(X + into_ball(take(T, d), eps_max * INSIDE), alpha * INSIDE)
         heads = lambda m, rows, cols: np.repeat(pad(m, rows, cols)[None], H, axis=0)  # noqa: E731
         instance: dict[str, Any] = {
             "alpha": alpha, "d1": d1, "d2": d2, "X": pad(X, T, d1), "X_perturbed": pad(Xp, T, d1),

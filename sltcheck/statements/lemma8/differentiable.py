@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from sltcheck.harness.differentiable import attention_weights, log_multiplicity, shrink_rows, tensor
-from sltcheck.harness.strategies import INSIDE
+from sltcheck.harness.projection import INSIDE
 from sltcheck.statements.lemma8.instances import EPS_HIGH
 
 Fields = dict[str, Any]

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.projection import into_ball
 from sltcheck.harness.sequence import Structure
 from sltcheck.model.weights import FCWeights, MHAWeights
 from sltcheck.statement_types import Instance
@@ -318,9 +319,7 @@ def project(instance: Instance) -> Instance:
     least = boundary.least_alpha(int(out["d1"]), int(out["d2"]))  # type: ignore[call-overload]
     out["alpha"] = max(abs(float(out["alpha"])), least)  # type: ignore[arg-type]
     X = np.asarray(out["X"], dtype=np.float64)
-    limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    out["X"] = np.where(norms > limit, X * (limit / np.where(norms > 0, norms, 1.0)), X)
+    out["X"] = into_ball(X, float(out["alpha"]) * S.INSIDE)  # type: ignore[arg-type]
     for key in ("W_Q", "W_K", "W_V", "W_O"):
         stacked = np.asarray(out[key], dtype=np.float64)
         out[key] = np.stack(

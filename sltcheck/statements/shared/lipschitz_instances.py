@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.projection import into_ball, within
 from sltcheck.harness.sequence import Structure
 from sltcheck.statement_types import Instance
 
@@ -92,7 +93,7 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
             shifted = np.clip(
                 X + direction * (eps_max * over("input-perturbation") * S.INSIDE), -limit, limit
             )
-            Xp = S._within(X, shifted, eps_max * over("input-perturbation"))
+            Xp = within(X, shifted, eps_max * over("input-perturbation"))
             mask = np.ones((T, T), dtype=np.int8)
         instance: Instance = {
             "alpha": alpha,
@@ -115,11 +116,6 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
     return draw()
 
 
-def _into_ball(X: np.ndarray, limit: float) -> np.ndarray:
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.where(norms > limit, X * (limit / np.where(norms > 0, norms, 1.0)), X)
-
-
 def project_lipschitz(instance: Instance) -> Instance:
     out = dict(instance)
     least = boundary.least_alpha(int(out["d1"]), int(out.get("d2", out["d1"])))  # type: ignore[call-overload]
@@ -127,13 +123,13 @@ def project_lipschitz(instance: Instance) -> Instance:
     eps_max = float(np.clip(abs(float(out["eps_max"])), 0.0, EPS_HIGH))  # type: ignore[arg-type]
     out["eps_max"] = eps_max
     limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
-    X = _into_ball(np.asarray(out["X"], dtype=np.float64), limit)
+    X = into_ball(np.asarray(out["X"], dtype=np.float64), limit)
     Xp = np.asarray(out["X_perturbed"], dtype=np.float64)
     step = Xp - X
     lengths = np.linalg.norm(step, axis=1, keepdims=True)
     cap = eps_max * S.INSIDE
     step = np.where(lengths > cap, step * (cap / np.where(lengths > 0, lengths, 1.0)), step)
-    out["X"], out["X_perturbed"] = X, S._within(X, _into_ball(X + step, limit), eps_max)
+    out["X"], out["X_perturbed"] = X, within(X, into_ball(X + step, limit), eps_max)
     for name in ("W_Q", "W_K", "W_V", "W_O"):
         stack = np.asarray(out[name], dtype=np.float64)
         out[name] = np.stack(

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
+from sltcheck.harness.projection import into_ball
 from sltcheck.harness.sequence import Structure
 from sltcheck.statement_types import Instance
 
@@ -72,9 +73,7 @@ def project_softmax(instance: Instance, eps_high: float) -> Instance:
         np.asarray(out["perturbation"], dtype=np.float64), -eps_max, eps_max
     )
     X = np.asarray(out["X"], dtype=np.float64)
-    limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    out["X"] = np.where(norms > limit, X * (limit / np.where(norms > 0, norms, 1.0)), X)
+    out["X"] = into_ball(X, float(out["alpha"]) * S.INSIDE)  # type: ignore[arg-type]
     return out
 
 

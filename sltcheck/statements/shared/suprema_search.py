@@ -10,20 +10,6 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-INSIDE = 1.0 - 2.0**-48  # keeps projected objects strictly inside their balls despite rounding
-
-
-def spectral_unit(matrix: np.ndarray) -> np.ndarray:
-    """``matrix`` scaled into the spectral-norm unit ball (left alone if already inside)."""
-    norm = float(np.linalg.norm(matrix, 2)) if matrix.size else 0.0
-    return matrix * (INSIDE / norm if norm > INSIDE else 1.0)
-
-
-def into_ball(rows: np.ndarray, radius: float) -> np.ndarray:
-    """Each row projected onto the ball of ``radius`` (nonexpansive: distances never grow)."""
-    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
-    return rows * np.minimum(1.0, radius * INSIDE / np.maximum(norms, 1e-300))
-
 
 def pad(matrix: np.ndarray, rows: int, cols: int) -> np.ndarray:
     """``matrix`` embedded top-left in zeros of shape (..., rows, cols)."""

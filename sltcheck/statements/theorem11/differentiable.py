@@ -39,7 +39,7 @@ from sltcheck.harness.differentiable import (
     spectral_norm,
 )
 from sltcheck.harness.differentiable import tensor as _tensor
-from sltcheck.harness.strategies import INSIDE
+from sltcheck.harness.projection import INSIDE
 
 Fields = dict[str, Any]
 TARGET, SOURCE = ("W_Q", "W_K", "W_V", "W_O"), ("S_Q", "S_K", "S_V", "S_O")

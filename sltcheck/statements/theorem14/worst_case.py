@@ -91,8 +91,9 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.harness.projection import INSIDE
 from sltcheck.statements.shared.suprema import BRACKET, alpha_for, nonneg, positive_int, result, tokens
-from sltcheck.statements.shared.suprema_search import INSIDE, pad
+from sltcheck.statements.shared.suprema_search import pad
 from sltcheck.statements.theorem11 import worst_case as w11
 
 PARAMS = ("H", "d1", "L", "B", "alpha", "e_qk", "e_vo", "e_fc")

@@ -41,7 +41,7 @@ from sltcheck.harness.differentiable import (
     spectral_norm,
     tensor,
 )
-from sltcheck.harness.strategies import INSIDE
+from sltcheck.harness.projection import INSIDE
 
 Fields = dict[str, Any]
 # One value-and-gradient costs several numpy evaluations (many small torch operations), and half
