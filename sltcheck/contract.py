@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from sltcheck.statements import STATEMENT_MODULES
+from sltcheck.registry import STATEMENT_MODULES
 
 
 def _no_noise_floor(instance: Any, dps: int | None) -> int:
