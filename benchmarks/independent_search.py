@@ -53,8 +53,8 @@ from scipy.optimize import differential_evolution, minimize
 from sltcheck.assumptions import violations
 from sltcheck.harness.serialise import decode_instance, encode_instance
 from sltcheck.jsonfiles import read_json, write_json_atomic
+from sltcheck.registry import load
 from sltcheck.schema import SCHEMA_VERSION
-from sltcheck.statements import load
 
 DECIDE_DPS = 60
 MARGIN = 1.0 - 2.0**-46  # norms at their limits, a few ulps inside so float rounding stays admissible

@@ -18,7 +18,7 @@ import time
 
 from sltcheck.harness.profiles import PROFILES
 from sltcheck.harness.search import search_worst_case
-from sltcheck.statements import load
+from sltcheck.registry import load
 from sltcheck.statements.lemma12 import worst_case as w12
 from sltcheck.statements.lemma13 import worst_case as w13
 

@@ -17,7 +17,7 @@ import time
 from sltcheck.harness.mutants import refute
 from sltcheck.harness.profiles import PROFILES, profile_settings
 from sltcheck.harness.runner import RECORDER, property_test
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from sltcheck.harness import power
 from sltcheck.harness.profiles import PROFILES, profile_settings
 from sltcheck.harness.runner import Recorder, property_test
 from sltcheck.harness.search import local_search, search_worst_case
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 
 
 def previous(statement: str, variant: str, bound, profile: str, seed: int) -> tuple[float, int, float]:

@@ -7,7 +7,7 @@ for each (decided one by one on the same instance; drawing costs more than decid
 from hypothesis import given
 
 from sltcheck.harness import check_variants, instances
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 # Instances: sltcheck/statements/lemma12/instances.py; the statement and its variants: sltcheck/statements/lemma12/.
 VARIANTS = [

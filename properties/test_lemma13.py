@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given
 
 from sltcheck.harness import check_property, decode_instance, instances
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma13 import COUNTEREXAMPLES, LARGEST_COUNTEREXAMPLES
 
 # Instances: sltcheck/statements/lemma13/instances.py; the statement and its variants: sltcheck/statements/lemma13/.

@@ -8,7 +8,7 @@ for each. The as-stated eps/(d1 d2) is probabilistic and estimated, not asserted
 from hypothesis import given
 
 from sltcheck.harness import check_variants, instances
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 # Instances: sltcheck/statements/lemma7/instances.py; the statement and its variants: sltcheck/statements/lemma7/.
 VARIANTS = [

@@ -7,7 +7,7 @@ for each.
 from hypothesis import given
 
 from sltcheck.harness import check_variants, instances
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 # Instances: sltcheck/statements/lemma8/instances.py; the statement and its variants: sltcheck/statements/lemma8/.
 VARIANTS = [

@@ -16,7 +16,7 @@ from hypothesis import settings
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import evaluate, refute
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 
 CASES = [(name, mutant) for name in STATEMENT_MODULES for mutant in load(name).MUTANTS]
 

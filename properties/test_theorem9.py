@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given
 
 from sltcheck.harness import check_variants, instances
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 from sltcheck.statements import theorem9 as module
 
 # Instances: sltcheck/statements/theorem9/instances.py. Profiles (ci/dev/deep): sltcheck/harness/profiles.py.

@@ -2,7 +2,7 @@
 
 Every statement of the paper rests on a few hypotheses; this module names
 each one once (``ASSUMPTIONS``); which of them a statement uses is its module's own
-``ASSUMPTIONS`` (see :mod:`sltcheck.statements.contract`). :func:`violations` returns the named
+``ASSUMPTIONS`` (see :mod:`sltcheck.contract`). :func:`violations` returns the named
 assumptions an instance breaks, with the measured value, so strategies can
 respect them, mutants can drop them and reports can explain a failure.
 
@@ -295,7 +295,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 
 def _assumption_names(statement: str) -> tuple[str, ...]:
     """The statement's assumptions: its module's ``ASSUMPTIONS``, the one list of them."""
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     return tuple(load(statement).ASSUMPTIONS)
 

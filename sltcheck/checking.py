@@ -68,7 +68,7 @@ class CheckConfig:
 
     def __post_init__(self) -> None:
         from sltcheck.harness.profiles import PROFILES
-        from sltcheck.statements import STATEMENT_MODULES
+        from sltcheck.registry import STATEMENT_MODULES
 
         if self.profile not in PROFILES:
             raise ValueError(f"profile: {self.profile!r} is not one of {', '.join(PROFILES)}")
@@ -103,7 +103,7 @@ class Settings:
 def statement_names(only: tuple[str, ...] | list[str] | None) -> list[str]:
     """``only``'s names (each valid), each once, in the paper's order (``only=(a, b)`` and ``(b, a)``
     are one configuration: one run directory, one fingerprint)."""
-    from sltcheck.statements import STATEMENT_MODULES
+    from sltcheck.registry import STATEMENT_MODULES
 
     given = set(only or STATEMENT_MODULES)
     return [name for name in STATEMENT_MODULES if name in given]
@@ -129,7 +129,7 @@ def resolve(config: CheckConfig, verbosity: int = -1) -> Settings:
 
 def _units(names: list[str], run_config: CheckRun) -> list[str]:
     """The run's units of work in order: ``statement/variant``, ``statement/mutants``, ``power``."""
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     units = []
     for name in names:
@@ -224,7 +224,7 @@ def _run_unit(run: Settings, unit: str) -> Any:
     from sltcheck.console import configure
     from sltcheck.harness.profiles import profile_settings
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     configure(-1)  # the driver logs each result as it arrives
     RECORDER.seed = run.seed
@@ -300,7 +300,7 @@ def _check_statement(
     from sltcheck.harness.budget import planned_evaluations
     from sltcheck.harness.profiles import PROFILES
     from sltcheck.harness.runner import RECORDER
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     module = load(name)
     variants = [v for v in module.VARIANTS if f"{name}/{v}" not in state["done"]]
@@ -362,7 +362,7 @@ def _certify_counterexample(row: MutantRecord, name: str, mutant: Any, instance:
     """The counterexample's verdict in interval arithmetic, where the mutant's bound is enclosed
     (its own, or the variant's whose bound it keeps while dropping an assumption)."""
     from sltcheck.harness import interval_verdict as certified
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     enclosed = certified.supported().get(name, ())
     bound = mutant.name if mutant.name in enclosed else next(

@@ -22,8 +22,8 @@ UPPER_KINDS = ("proof", "certified family", "open")
 
 def declared(statement: str) -> list[dict[str, Any]]:
     """The statement's ``REPAIRED_CONSTANTS`` (checked)."""
-    from sltcheck.statements import load
-    from sltcheck.statements.contract import optional
+    from sltcheck.contract import optional
+    from sltcheck.registry import load
 
     module = load(statement)
     rows = list(optional(module, "REPAIRED_CONSTANTS"))

@@ -18,7 +18,7 @@ from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, Transfor
 from sltcheck.numerics import arithmetic, intervals, precision
 from sltcheck.numerics.balls import arb_available
 from sltcheck.numerics.verdict import decide
-from sltcheck.statements import load
+from sltcheck.registry import load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14
@@ -491,7 +491,7 @@ def test_unsupported():
 @every_statement
 def test_every_variant_is_enclosed():
     """Every statement has an enclosure, of every variant (so ``check`` certifies each worst instance)."""
-    from sltcheck.statements import STATEMENT_MODULES
+    from sltcheck.registry import STATEMENT_MODULES
 
     covered = certified.supported()
     assert set(covered) == set(STATEMENT_MODULES)

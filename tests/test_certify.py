@@ -93,7 +93,7 @@ def first_row_ratio(family: Family, instance: dict[str, Any]) -> float:
     """measured / bound of the first row only (the family's row), by the statement's mpmath code."""
     import numpy as np
 
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     module = load(family.statement)
     bound = float(module.VARIANTS[family.variant](instance, 40))
@@ -163,7 +163,7 @@ def test_subset_sum_family_encloses_the_statement(key: str) -> None:
     statement's own mpmath code (enumeration of every mask pair, the subset-sum solver's masks)."""
     from sltcheck.assumptions import violations
     from sltcheck.harness.runner import evaluate
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     family = families()[key]
     module = load(family.statement)
@@ -422,7 +422,7 @@ def test_chain_family_encloses_the_first_row_of_the_statement(key: str, forward:
 
     from sltcheck.harness.runner import evaluate
     from sltcheck.model import reference
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     family = families()[key]
     module = load(family.statement)

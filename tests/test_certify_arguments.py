@@ -167,7 +167,7 @@ def test_chain_slack_terms_never_exceed_the_statements_own_slack(key: str, forwa
     """At random points, every candidate: sum_k prod_j f_kj (the family's terms, over rho) <=
     (c bound - |row 1's output gap|) / rho by the statement's mpmath code at 40 digits."""
     from sltcheck.model import reference
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     family = families()[key]
     module = load(family.statement)

@@ -20,8 +20,8 @@ import pytest
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import decode_instance, evaluate
+from sltcheck.registry import load
 from sltcheck.report import page as report
-from sltcheck.statements import load
 
 TIMEOUT = 900  # seconds, for a loaded 2-core machine
 

@@ -1,4 +1,4 @@
-"""The statement contract (:mod:`sltcheck.statements.contract`): every folder meets it, and it can fail."""
+"""The statement contract (:mod:`sltcheck.contract`): every folder meets it, and it can fail."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import sltcheck
-from sltcheck.statements import NOT_STATEMENTS, STATEMENT_MODULES, contract
+from sltcheck import contract
+from sltcheck.registry import NOT_STATEMENTS, STATEMENT_MODULES
 
 PACKAGE = Path(sltcheck.__file__).parent  # the installed package (tox tests the wheel, not the checkout)
 ROOT = PACKAGE.parent

@@ -20,7 +20,7 @@ from sltcheck.harness.climbing import flatten, unflatten
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import float_ratio, search_worst_case
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 from sltcheck.statements.shared.chains import FLOAT64_FLOOR
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=60, polish_evaluations=20,

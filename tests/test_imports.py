@@ -1,11 +1,14 @@
 """The import structure of sltcheck: every module imports alone, and no import cycle joins two packages.
 
-Layers, lowest first: the neutral modules (``statement_types``, ``errors``, ``jsonfiles``, ``schema``,
-...), ``numerics``, ``model``, ``pruning``, the harness's strategies, ``certify``'s families, the
-statements (``statements/shared/`` and one node per statement folder), then the framework that reads
-them (harness runner and search, ``suprema``, ``certified``, ``checking``, ``report``, ``api``,
-``cli``). The framework reaches a statement only by name, through the contract's ``parts()`` /
-``submodule()`` (importlib): that plugin lookup is no static import, so it is no edge here.
+Layers, lowest first: the neutral modules (``statement_types``, ``registry``, ``contract``, ``errors``,
+``jsonfiles``, ``schema``, ...), ``numerics``, ``model``, ``pruning``, the harness's strategies,
+``certify``'s families, the statements (``statements/shared/`` and the statement folders), then the
+framework that reads them (harness runner and search, ``suprema``, ``certified``, ``checking``,
+``report``, ``api``, ``cli``). The framework reaches a statement only by name, through
+``registry.load()`` and the contract's ``parts()`` / ``submodule()`` (importlib): that plugin lookup is
+no static import, so it is no edge here. The graph is checked twice: with ``sltcheck.statements`` one
+node (the framework never imports the statements package), and with each statement folder a node (a
+folder imports another only where the paper proves it from that one).
 """
 
 from __future__ import annotations
@@ -54,12 +57,12 @@ def _modules() -> list[str]:
     return sorted(_module_name(p) for p in PACKAGE.rglob("*.py"))
 
 
-def _node(module: str) -> str:
-    """The package-level unit of ``module``: ``sltcheck.<top>``, except that each folder of
-    ``statements/`` (a statement, or ``shared``) is a node of its own: the statements package itself
-    is the contract and the discovery, which import no folder."""
+def _node(module: str, folders: bool = True) -> str:
+    """The package-level unit of ``module``: ``sltcheck.<top>``; with ``folders``, each folder of
+    ``statements/`` (a statement, or ``shared``) is a node of its own, else the statements package,
+    ``shared/`` included, is one node."""
     parts = module.split(".")
-    if parts[:2] == ["sltcheck", "statements"] and len(parts) > 2 and (STATEMENTS / parts[2]).is_dir():
+    if folders and parts[:2] == ["sltcheck", "statements"] and len(parts) > 2 and (STATEMENTS / parts[2]).is_dir():
         return ".".join(parts[:3])
     return ".".join(parts[:2])
 
@@ -100,14 +103,15 @@ def _is_module(name: str) -> bool:
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
 
 
-def _graph() -> dict[str, dict[str, list[str]]]:
-    """node -> {imported node: ['file:line', ...]} over module-level and function-local imports."""
+def _graph(folders: bool = True) -> dict[str, dict[str, list[str]]]:
+    """node -> {imported node: ['file:line', ...]} over module-level and function-local imports (each
+    statement folder a node with ``folders``, else the statements package one node)."""
     graph: dict[str, dict[str, list[str]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     for path in sorted(PACKAGE.rglob("*.py")):
-        source = _node(_module_name(path))
+        source = _node(_module_name(path), folders)
         for target, line, _ in _imports(path):
-            if _node(target) != source:
-                graph[source][_node(target)].append(f"{path.relative_to(PACKAGE.parent)}:{line}")
+            if _node(target, folders) != source:
+                graph[source][_node(target, folders)].append(f"{path.relative_to(PACKAGE.parent)}:{line}")
     return graph
 
 
@@ -134,14 +138,26 @@ def _cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycle_between_packages():
-    """sltcheck's packages and top-level modules (each statement folder one node) import each other
-    without a cycle, counting function-local imports too."""
-    graph = _graph()
+@pytest.mark.parametrize("folders", [False, True], ids=["statements-one-node", "each-statement-folder-a-node"])
+def test_no_import_cycle_between_packages(folders):
+    """sltcheck's packages and top-level modules import each other without a cycle, counting
+    function-local imports too: with the statements package (``shared/`` included) one node, so the
+    framework imports no statement and the statements reach the framework only below them; and with
+    each statement folder a node, so no two statements import each other."""
+    graph = _graph(folders)
     cycle = _cycle(graph)
     if cycle is not None:
         steps = [f"{a} -> {b} ({', '.join(graph[a][b][:3])})" for a, b in itertools.pairwise(cycle)]
         pytest.fail("import cycle between packages:\n  " + "\n  ".join(steps))
+
+
+def test_the_framework_imports_the_statements_package_for_no_name_of_its_own():
+    """Outside ``statements/``, sltcheck imports a statement folder or nothing from it: discovery and
+    the contract are ``sltcheck.registry`` and ``sltcheck.contract``, the types ``sltcheck.statement_types``."""
+    offenders = [f"{path.relative_to(PACKAGE.parent)}:{line}"
+                 for path in sorted(PACKAGE.rglob("*.py")) if "statements" not in path.relative_to(PACKAGE).parts
+                 for target, line, _ in _imports(path) if target == "sltcheck.statements"]
+    assert offenders == []
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -12,9 +12,9 @@ import pytest
 
 import sltcheck
 from sltcheck import suprema
+from sltcheck.contract import parts
 from sltcheck.harness import interval_verdict as certified
-from sltcheck.statements import STATEMENT_MODULES, load
-from sltcheck.statements.contract import parts
+from sltcheck.registry import STATEMENT_MODULES, load
 
 PACKAGE = Path(sltcheck.__file__).parent
 HELPERS = {"num", "sqrt", "expm1", "spectral", "max_abs", "rounded", "stable", "guided_precision",

@@ -11,7 +11,7 @@ from pathlib import Path
 from package_env import ENV
 
 from sltcheck.harness.pytest_plugin import statements_named
-from sltcheck.statements import STATEMENT_MODULES
+from sltcheck.registry import STATEMENT_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ("-p", "sltcheck.harness.pytest_plugin")  # what pyproject.toml's addopts load

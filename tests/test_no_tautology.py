@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 
 from sltcheck.assumptions import violations
 from sltcheck.harness import evaluate, instances
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 
 EXAMPLES = 30
 TIE_DIGITS = 1e-9

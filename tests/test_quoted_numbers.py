@@ -21,10 +21,10 @@ from types import ModuleType
 
 import pytest
 
+from sltcheck.contract import optional
 from sltcheck.harness import evaluate
 from sltcheck.harness.serialise import decode_instance
-from sltcheck.statements import STATEMENT_MODULES, load
-from sltcheck.statements.contract import optional
+from sltcheck.registry import STATEMENT_MODULES, load
 
 ROOT = Path(__file__).resolve().parent.parent
 # A decimal number, not part of a name, a version, a fraction or an exponent's digits.

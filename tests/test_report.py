@@ -349,8 +349,8 @@ def test_docstring_markup_is_rendered_never_raw():
 
 @every_statement
 def test_every_statement_has_its_formulas_for_every_variant():
+    from sltcheck.registry import STATEMENT_MODULES, load
     from sltcheck.report.formulas import statement_formulas
-    from sltcheck.statements import STATEMENT_MODULES, load
 
     for name in STATEMENT_MODULES:
         formulas = statement_formulas(name)

@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from sltcheck.assumptions import violations
+from sltcheck.contract import optional
 from sltcheck.harness import boundary, evaluate, power, search
 from sltcheck.harness.budget import BUDGETS, Budget, planned_evaluations
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.search import FLOAT_AGREEMENT, WorstCase, certified_outcome, search_worst_case
 from sltcheck.harness.serialise import decode_instance, encode_instance
-from sltcheck.statements import STATEMENT_MODULES, Instance, load
-from sltcheck.statements.contract import optional
+from sltcheck.registry import STATEMENT_MODULES, load
+from sltcheck.statement_types import Instance
 
 SMALL = Budget(shapes=4, starts=4, climbs=1, climb_evaluations=100, polish_evaluations=50)
 

@@ -12,7 +12,8 @@ from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.pytest_plugin import every_statement
 from sltcheck.harness.search import matches
-from sltcheck.statements import MULTIPLICITY, load
+from sltcheck.registry import load
+from sltcheck.statement_types import MULTIPLICITY
 
 OPTED_IN = ("lemma5", "lemma8", "lemma12", "lemma13", "theorem9", "theorem11", "theorem14")
 

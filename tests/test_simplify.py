@@ -12,7 +12,7 @@ from sltcheck.assumptions import violations
 from sltcheck.harness import evaluate, refute
 from sltcheck.harness.profiles import profile_settings
 from sltcheck.harness.simplify import complexity, free_fields, rounded, significant_digits, simplify
-from sltcheck.statements import load
+from sltcheck.registry import load
 
 CASES = [
     ("lemma2", "bound-quartered"),

@@ -10,7 +10,7 @@ import pytest
 
 from sltcheck.model.weights import BlockWeights, FCWeights, MHAWeights, TransformerWeights
 from sltcheck.pruning import construction, sources
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements import theorem11 as t11
 from sltcheck.statements import theorem14 as t14

@@ -9,7 +9,7 @@ import pytest
 from sltcheck.assumptions import violations
 from sltcheck.harness import deciding_rows, decode_instance, encode_instance, evaluate
 from sltcheck.harness.projection import INSIDE, scale_inside
-from sltcheck.statements import STATEMENT_MODULES, load
+from sltcheck.registry import STATEMENT_MODULES, load
 
 
 def two_tokens(eps: float, alpha: float = 1.0, d1: int = 1) -> dict[str, object]:

@@ -11,7 +11,8 @@ from scipy import optimize
 
 from sltcheck import assumptions, suprema
 from sltcheck.harness.pytest_plugin import every_statement
-from sltcheck.statements import lemma8, load
+from sltcheck.registry import load
+from sltcheck.statements import lemma8
 from sltcheck.statements import theorem9 as t9
 from sltcheck.statements.lemma8.worst_case import supremum_value as lemma8_supremum_value
 

@@ -104,7 +104,7 @@ class Family:
 @functools.cache
 def families() -> dict[str, Family]:
     """Every family of every statement with a ``family`` module, keyed statement/name/variant."""
-    from sltcheck.statements.contract import parts
+    from sltcheck.contract import parts
 
     found: dict[str, Family] = {}
     for module in parts("family").values():

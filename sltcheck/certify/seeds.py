@@ -89,7 +89,7 @@ def certified_ratio(certified: Any, family: Family, instance: dict[str, Any]) ->
 
 def _decided_ratio(family: Family, instance: dict[str, Any]) -> dict[str, Any]:
     from sltcheck.harness.runner import evaluate
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     module = load(family.statement)
     mutants = {m.name: m.bound for m in module.MUTANTS}

@@ -127,8 +127,8 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
     """The counterexamples as a findings.json (``FindingsFile``) that ``sltcheck check --replay`` reads:
     a variant's under ``findings``, a mutant's (a known-false bound) under ``mutants``."""
     from sltcheck.records import FindingRecord, FindingsFile, MutantRecord
+    from sltcheck.registry import load
     from sltcheck.schema import SCHEMA_VERSION
-    from sltcheck.statements import load
 
     def is_variant(c: dict[str, Any]) -> bool:
         return c["variant"] in load(c["statement"]).VARIANTS

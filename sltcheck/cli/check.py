@@ -36,7 +36,7 @@ def register(cli: Any) -> None:
 def _arguments(parser: argparse.ArgumentParser) -> None:
     from sltcheck.cli.options import INPUT_FILE, OUT_DIRECTORY, SEED, WORKERS, Choice, Integer
     from sltcheck.harness.profiles import PROFILES
-    from sltcheck.statements import STATEMENT_MODULES
+    from sltcheck.registry import STATEMENT_MODULES
 
     parser.add_argument("--profile", type=Choice(PROFILES), default="ci",
                         help=f"{', '.join(PROFILES)} (default ci; ci-random: ci with a seed drawn at random, "

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sltcheck.contract import optional
 from sltcheck.harness import gradients as gradient_backends
 from sltcheck.harness import sequence
 from sltcheck.harness.instances import module as instance_module
-from sltcheck.statements.contract import optional
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize
 
 from sltcheck.harness import sequence
-from sltcheck.statements import Instance
+from sltcheck.statement_types import Instance
 
 # A climb's exact gradient: (space, template, vector) -> (ratio, gradient), or None (finite differences).
 Exact = Callable[[sequence.Space, Instance, np.ndarray], tuple[float, np.ndarray]] | None

@@ -4,7 +4,7 @@ provides a differentiable version, forward finite differences otherwise.
 A statement opts in with ``sltcheck/statements/<name>/differentiable.py``, a float64 torch
 version of its measured side and bounds written from the paper's equations (no code shared
 with the numpy path, so the tests compare two independent computations). It defines (as
-:mod:`sltcheck.statements.contract` declares)
+:mod:`sltcheck.contract` declares)
 
 - ``project(fields) -> fields``: the projection onto the assumptions on torch tensors (the
   same map as the instance module's ``project``, differentiable almost everywhere);
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.statements.contract import has, submodule
+from sltcheck.contract import has, submodule
 
 AUTOGRAD = "autograd"
 FINITE_DIFFERENCES = "finite-differences"

@@ -1,7 +1,7 @@
 """Instance strategies, one module per statement: ``sltcheck.statements.<statement>.instances``.
 
 What such a module defines (the strategy ``instances(drop=())``, the search's ``FREE``, ``project``,
-``shapes`` and ``start``, and its optional names) is written in :mod:`sltcheck.statements.contract`.
+``shapes`` and ``start``, and its optional names) is written in :mod:`sltcheck.contract`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from types import ModuleType
 
 from hypothesis import strategies as st
 
+from sltcheck.contract import submodule
 from sltcheck.statement_types import Instance
-from sltcheck.statements.contract import submodule
 
 
 def module(statement: str) -> ModuleType:

@@ -66,13 +66,13 @@ from typing import Any
 
 import mpmath
 
+from sltcheck.contract import parts
 from sltcheck.numerics.balls import BACKENDS, arb_available
 from sltcheck.numerics.balls import backend as pick_backend
 from sltcheck.numerics.defaults import CERTIFIED_DPS, GUARD_DIGITS
 from sltcheck.numerics.intervals import NotEnclosed, decide_interval, ends, hull, using, width_digits
 from sltcheck.numerics.validation import check_dps
-from sltcheck.statements import load
-from sltcheck.statements.contract import parts
+from sltcheck.registry import load
 
 DEFAULT_DPS = CERTIFIED_DPS
 OUTCOMES = ("holds", "attained", "violated", "undecided")

@@ -16,8 +16,8 @@ from hypothesis.errors import HypothesisException
 
 from sltcheck.harness.runner import PROPERTY_DPS, property_test
 from sltcheck.numerics.verdict import Verdict
+from sltcheck.registry import load
 from sltcheck.statement_types import Instance, Mutant
-from sltcheck.statements import load
 
 
 @dataclass(frozen=True)

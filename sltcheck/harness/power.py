@@ -27,10 +27,10 @@ import time
 from functools import partial
 from typing import Any
 
+from sltcheck.contract import optional
 from sltcheck.harness.budget import Budget
 from sltcheck.harness.search import search_worst_case as _search
-from sltcheck.statements import STATEMENT_MODULES, load
-from sltcheck.statements.contract import optional
+from sltcheck.registry import STATEMENT_MODULES, load
 
 # The fraction of a closed-form supremum (or of a bracket's lower end) the search must reach.
 REQUIRED = 0.99

@@ -33,7 +33,7 @@ from hypothesis import settings
 
 from sltcheck.harness.profiles import register_profiles, valid_floor
 from sltcheck.harness.runner import RECORDER
-from sltcheck.statements import STATEMENT_MODULES
+from sltcheck.registry import STATEMENT_MODULES
 
 register_profiles()
 settings.load_profile("ci")  # the Hypothesis plugin loads --hypothesis-profile after this

@@ -268,7 +268,7 @@ def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], pro
     """One finding's worst instance re-decided at ``dps`` digits (and at its recorded digits) and
     compared with its record, each problem added to ``problems``; whether it had an instance."""
     from sltcheck.assumptions import violations
-    from sltcheck.statements import STATEMENT_MODULES, load
+    from sltcheck.registry import STATEMENT_MODULES, load
 
     name, variant = entry["statement"], entry["variant"]
     where = f"findings[{index}]"
@@ -311,7 +311,7 @@ def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], pro
                    rows: list[dict[str, Any]] | None) -> None:
     """One mutant's counterexample re-decided at ``dps`` digits (and at the harness's) and compared
     with its record: it must still refute the mutant; each problem added to ``problems``."""
-    from sltcheck.statements import STATEMENT_MODULES, load
+    from sltcheck.registry import STATEMENT_MODULES, load
 
     where = f"mutants[{index}]"
     module = load(mutant["statement"]) if mutant["statement"] in STATEMENT_MODULES else None

@@ -18,13 +18,13 @@ from hypothesis import settings as Settings
 from hypothesis.control import current_build_context
 
 from sltcheck.assumptions import violations
+from sltcheck.contract import optional
 from sltcheck.harness.instances import instances as instance_strategy
 from sltcheck.harness.serialise import dumps, summary
 from sltcheck.numerics.defaults import PROPERTY_DPS
 from sltcheck.numerics.verdict import DEFAULT_DPS, Verdict, decide
+from sltcheck.registry import load
 from sltcheck.statement_types import Bound, Instance
-from sltcheck.statements import load
-from sltcheck.statements.contract import optional
 
 # Precision of the verdicts (digits). Both sides are evaluated at it.
 

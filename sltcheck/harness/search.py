@@ -46,15 +46,15 @@ import numpy as np
 from scipy import optimize
 
 from sltcheck.assumptions import violations
+from sltcheck.contract import optional
 from sltcheck.harness import climbing, sequence
 from sltcheck.harness import gradients as gradient_backends
 from sltcheck.harness.budget import Budget, autograd_scaled, budget_for, scaled
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
+from sltcheck.registry import load
 from sltcheck.statement_types import Bound, Instance
-from sltcheck.statements import load
-from sltcheck.statements.contract import optional
 
 # Largest number of free parameters the search takes on (bigger instances are skipped).
 MAX_PARAMETERS = 400

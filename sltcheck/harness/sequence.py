@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from sltcheck.contract import optional
 from sltcheck.statement_types import MULTIPLICITY, Instance
-from sltcheck.statements.contract import optional
 
 #: Longest realised sequence. A realised instance is decided in mpmath row by row (T^2 H exponentials
 #: where the outputs agree to rounding); at 64 tokens that stays within a second or two.

@@ -31,13 +31,13 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_UP, Context, Decimal
 import numpy as np
 
 from sltcheck.assumptions import violations
+from sltcheck.contract import optional
 from sltcheck.harness.boundary import least_alpha
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS
 from sltcheck.numerics.verdict import Verdict, decide
+from sltcheck.registry import load
 from sltcheck.statement_types import Bound, Instance
-from sltcheck.statements import load
-from sltcheck.statements.contract import optional
 
 MAX_EVALUATIONS = 48  # float64 candidate evaluations per instance (ci)
 MARGIN = 1e-9  # a float64 ratio must exceed 1 + MARGIN for a candidate to be kept

@@ -20,8 +20,8 @@ from sltcheck.report.plots import Bar, bar_chart, histogram
 def _finding_text(name: str) -> Markup:
     """The "Finding:" paragraph of a statement's docstring (where a violation is explained), its
     markup rendered (:func:`sltcheck.report.formulas.docstring_html`)."""
+    from sltcheck.registry import STATEMENT_MODULES, load
     from sltcheck.report.formulas import docstring_html
-    from sltcheck.statements import STATEMENT_MODULES, load
 
     if name not in STATEMENT_MODULES:
         return Markup("")
@@ -33,8 +33,8 @@ def _finding_text(name: str) -> Markup:
 def _statement_text(name: str) -> dict[str, Any]:
     """Title, statement (the module docstring's first three paragraphs, markup rendered), its
     assumptions (words and MathML) and formulas (the paper's form beside each variant's encoded one)."""
+    from sltcheck.registry import STATEMENT_MODULES, load
     from sltcheck.report.formulas import assumption_formulas, docstring_html, plain, statement_formulas
-    from sltcheck.statements import STATEMENT_MODULES, load
 
     if name not in STATEMENT_MODULES:
         return {}

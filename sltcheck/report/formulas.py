@@ -29,7 +29,7 @@ def mathml(latex: str, display: str = "inline") -> Markup:
 def statement_formulas(name: str) -> dict[str, Any]:
     """The statement's formulas as MathML (empty where its folder has no ``formulas.py``): ``paper``,
     ``encoded`` (one row per variant: its name and measured <= bound), ``where``."""
-    from sltcheck.statements.contract import optional, submodule
+    from sltcheck.contract import optional, submodule
 
     module = submodule(name, "formulas")
     if module is None:

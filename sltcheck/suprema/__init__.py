@@ -24,7 +24,7 @@ import math
 from types import ModuleType
 from typing import Any
 
-from sltcheck.statements.contract import optional, parts
+from sltcheck.contract import optional, parts
 from sltcheck.statements.shared.suprema import BRACKET, CLOSED, known_params
 
 _SEARCH = ("random_starts", "seed")

@@ -309,7 +309,7 @@ WITNESS: dict[str, Any] = {"alpha": {"float": "0x1.0000000000000p+1"},
 
 def measured_value(statement: str, instance: dict[str, Any]) -> float:
     """The statement's measured side at ``instance`` in float64."""
-    from sltcheck.statements import load
+    from sltcheck.registry import load
 
     return float(load(statement).measured(instance, None))
 

@@ -15,11 +15,11 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from sltcheck.contract import submodule
 from sltcheck.numerics import precision
 from sltcheck.numerics.arithmetic import guided_precision, rounded, stable
 from sltcheck.numerics.defaults import GUARD_DIGITS
 from sltcheck.statement_types import Instance, Mutant, multiplicity_of
-from sltcheck.statements.contract import submodule
 
 
 def max_token_norm(X: np.ndarray, dps: int | None) -> Any:

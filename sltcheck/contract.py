@@ -1,7 +1,7 @@
 """The statement contract: every name the framework reads from a statement folder, in one place.
 
-A statement is a folder ``sltcheck/statements/<name>/`` (discovered: a new folder is a new
-statement, except ``shared/``, the code several statements use, which discovery skips). A folder
+A statement is a folder ``sltcheck/statements/<name>/`` (discovered by :mod:`sltcheck.registry`: a
+new folder is a new statement, except ``shared/``, the code several statements use). A folder
 imports only itself, ``shared/``, the lower layers and, where the paper proves it from another
 statement's bound, that statement (the edges are listed in ``tests/test_imports.py``); the framework
 reaches a folder only by name, through :func:`submodule` and :func:`parts`.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from sltcheck.statements import STATEMENT_MODULES
+from sltcheck.registry import STATEMENT_MODULES
 
 
 def _no_noise_floor(instance: Any, dps: int | None) -> int:
@@ -105,7 +105,7 @@ PARTS: dict[str, Part] = {p.key: p for p in (
                   "when dps is None)"),
              Name("VARIANTS", "{variant name: bound(instance, dps)}: the right-hand sides (as-stated, as-proven, ...)"),
              Name("DEFAULT_VARIANT", "the variant the proofs use, a key of VARIANTS"),
-             Name("MUTANTS", "known-false variants the suite must refute, as sltcheck.statements.Mutant (a "
+             Name("MUTANTS", "known-false variants the suite must refute, as sltcheck.statement_types.Mutant (a "
                   "bound made too small, a hypothesis dropped)"),
              _optional("noise_floor", "noise_floor(instance, dps): the measured side's rounding floor, below "
                        "which measured <= bound is decided as held (absent: 0)", _no_noise_floor),
