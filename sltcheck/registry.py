@@ -1,9 +1,10 @@
-"""Statement discovery: the paper's statements, found by folder, and :func:`load` to import one by name.
+"""Statement discovery: the paper's statements, found by folder, and :func:`~sltcheck.registry.load` to import one
+by name.
 
 A statement is a folder ``sltcheck/statements/<name>/``: a new folder is a new statement, except
 those in :data:`NOT_STATEMENTS` (``shared/``, code several statements use). The folders are found
 on disk, beside the package, without importing it: the framework reaches a statement only by name,
-through :func:`load` (importlib), so it never imports the statements package statically and the
+through :func:`~sltcheck.registry.load` (importlib), so it never imports the statements package statically and the
 statements, which import the framework's lower layers, form no import cycle with it.
 """
 
@@ -45,7 +46,7 @@ STATEMENT_MODULES: tuple[str, ...] = tuple(
 
 
 def load(name: str) -> ModuleType:
-    """The package of statement ``name`` (one of :data:`STATEMENT_MODULES`), imported on first use."""
+    """The package of statement ``name`` (one of ``STATEMENT_MODULES``), imported on first use."""
     if name not in STATEMENT_MODULES:
         raise ValueError(f"statement must be one of {', '.join(STATEMENT_MODULES)}, got {name!r}")
     return importlib.import_module(f"{PACKAGE}.{name}")

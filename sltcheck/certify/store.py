@@ -1,4 +1,4 @@
-"""The family's stored proof: its running bounds (:class:`State`) and open boxes in SQLite
+"""The family's stored proof: its running bounds (:class:`~sltcheck.certify.store.State`) and open boxes in SQLite
 (``boxes.sqlite`` in the run directory), one transaction per round, verified when a run resumes.
 """
 

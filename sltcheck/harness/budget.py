@@ -1,5 +1,6 @@
-"""How hard the worst-case search looks: its :class:`Budget` per profile (``BUDGETS``, documented in
-``docs/explanation/search.md``), scaled for a statement's cost, and the evaluations a search plans.
+"""How hard the worst-case search looks: its :class:`~sltcheck.harness.budget.Budget` per profile
+(``BUDGETS``, documented in ``docs/explanation/search.md``), scaled for a statement's cost, and the
+evaluations a search plans.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from sltcheck.harness.instances import module as instance_module
 
 @dataclass(frozen=True)
 class Budget:
-    """How hard :func:`search_worst_case` looks (per statement and variant)."""
+    """How hard :func:`~sltcheck.harness.search.search_worst_case` looks (per statement and variant)."""
 
     shapes: int  # discrete shapes tried, smallest first
     starts: int  # starts per shape, the first half on the boundaries

@@ -11,7 +11,7 @@ Both sides are enclosed in rigorous numbers of one of the backends of
 it imports) or outward-rounded ``mpmath.iv`` intervals (the fallback, always installed); the
 result says which ("backend"). Every float64 field of an instance is converted exactly to a
 point, every +, -, ``*``, /, exp, sqrt rounds outward, so each computed enclosure contains the exact
-real value of the side. Then (:func:`~sltcheck.numerics.intervals.decide_interval`):
+real value of the side. Then (:func:`~sltcheck.numerics.enclosures.decide_interval`):
 
 - "holds"     if sup(measured) <= inf(bound): measured <= bound is proved;
 - "violated"  if inf(measured) >  sup(bound): measured > bound is proved;
@@ -39,7 +39,7 @@ them under that variant's name.
 
 Spectral norms (the ``tight``/``sharp`` chains of Theorems 9, 11, 14, and Theorem 10's generic
 delta ||A_2|| ||A_1|| + ||W_l|| on a source FC pair that is not single-input) are enclosed by
-:func:`sltcheck.numerics.intervals.spectral_norm`, which needs python-flint on either backend:
+:func:`sltcheck.numerics.singular_values.spectral_norm`, which needs python-flint on either backend:
 without it ``evaluate`` returns "undecided" with a ``reason`` and no bound enclosure.
 
 Lemmas 2, 4, 7: their sides are errors of pruning masks (the construction's, or the best ones
@@ -51,7 +51,7 @@ worst-case modules).
 
 The "as-stated" variants of Theorems 9, 11, 14 fall back to "as-proven" where eps* >= 1; where
 the enclosure of eps* straddles 1 the enclosure is the hull of both
-(:func:`~sltcheck.numerics.intervals.stated_or_proven`).
+(:func:`~sltcheck.numerics.enclosures.stated_or_proven`).
 An outcome left undecided by enclosures that cancelled most of their ``dps`` digits (a source
 within 1e-30 of its target, eps_max = 1e-30) is evaluated again at twice the precision, up to
 MAX_DPS digits by default ("work_dps" in the result), and no further once doubling the digits

@@ -61,14 +61,14 @@ def refute(
     """Search for an instance on which ``mutant`` is violated; simplify it.
 
     Deterministic passes under ``settings``: generation alone (diverse
-    examples, shrunk by Hypothesis where :func:`shrinks` says so; at most
+    examples, shrunk by Hypothesis where :func:`~sltcheck.harness.mutants.shrinks` says so; at most
     ``GENERATION_BEFORE_SEARCH`` of them for a mutant that keeps every
     assumption); then, for a mutant that keeps every assumption (a bound made too small), the worst-case search of
     :mod:`sltcheck.harness.search` at ``profile``'s budget (edge mutants, a few
     percent under a supremum, need it; its counterexample is the search's best
     point, not shrunk); then generation with Hypothesis's target hill-climbing,
     then the same with a larger budget (``LONGER_SEARCH``). The counterexample found is
-    then simplified (:func:`simplified`), at every profile: neither the search's best point
+    then simplified (:func:`~sltcheck.harness.mutants.simplified`), at every profile: neither the search's best point
     nor a ci counterexample is shrunk, and Hypothesis's shrinking does not minimise digits.
     """
     return simplified(_search(statement, mutant, settings, dps, profile), mutant, dps)

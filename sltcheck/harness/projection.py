@@ -3,10 +3,10 @@
 Every instance module's ``project`` and every supremum search pulls a modified object back inside its
 assumption with these: tokens into the alpha-ball (:func:`into_ball`), perturbed tokens back within
 ``eps`` of their originals (:func:`within`), weight matrices into the spectral unit ball
-(:func:`scale_inside`, :func:`spectral_unit`). All of them land a relative :data:`INSIDE` short of the
+(:func:`scale_inside`, :func:`spectral_unit`). All of them land a relative ``INSIDE`` short of the
 limit, since the assumption checks run in mpmath with no tolerance. Their torch counterparts, for the
-autograd search, are :func:`sltcheck.harness.differentiable.shrink_rows` and
-:func:`~sltcheck.harness.differentiable.into_unit_ball`.
+autograd search, are ``sltcheck.harness.differentiable.shrink_rows`` and
+``into_unit_ball``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ edge mutants, the search-power benchmark). For one statement and variant it
 Each step is one function of :func:`run_search` (the phases: ``_plan`` the budget, backend and
 shapes; ``_starts``; ``_climb``; ``_hop``; ``_polish``; ``_decide``; ``_confirm``) over one
 :class:`Plan`; the climbs themselves are :mod:`sltcheck.harness.climbing`. The budget per profile
-is :data:`sltcheck.harness.budget.BUDGETS` (documented in ``docs/explanation/search.md``).
+is ``sltcheck.harness.budget.BUDGETS`` (documented in ``docs/explanation/search.md``).
 """
 
 from __future__ import annotations

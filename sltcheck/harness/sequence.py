@@ -9,7 +9,7 @@ continuous field:
 
 - a *structured shape* ``{..., "T": k, "atoms": k}`` of an instance module that opts in
   (``SEQUENCE = Structure(...)`` in its ``instances.py``) has k tokens and a field ``multiplicity``
-  (:data:`sltcheck.statements.MULTIPLICITY`): their fractions, each at least 1 / :data:`LONGEST`,
+  (``sltcheck.statement_types.MULTIPLICITY``): their fractions, each at least 1 / :data:`LONGEST`,
   summing to 1. A statement's measured side reads it as "token k counted n_k times"
   (``reference.masked_softmax``'s weights; the torch twins add log n_k to the logits), the
   *weighted instance*: smooth in the fractions, so the climbs move them, by autograd or finite

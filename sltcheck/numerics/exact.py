@@ -15,7 +15,7 @@ operations keep one, always with an arb ball around it (python-flint) for where 
 - anything else (exp of a nonzero number, a softmax of unequal logits, a general spectral norm)
   keeps only its ball, and so does everything computed from it (0 times anything stays 0).
 
-The enclosure modules run unchanged on it (:func:`sltcheck.numerics.intervals.using` ``("exact", dps)``):
+The enclosure modules run unchanged on it (:func:`sltcheck.numerics.enclosures.using` ``("exact", dps)``):
 :mod:`sltcheck.harness.interval_verdict` evaluates an instance here where its intervals overlap, and decides it
 exactly when both sides come out exact: "attained" where they are equal (proved <= with equality).
 """

@@ -8,9 +8,10 @@ interval straddling 0 cannot decide (:func:`relu` is the interval ReLU [max(0, l
 ``reference.masked_softmax`` does run in the interval mode on point inputs (tested).
 
 The numbers themselves, their backends (arb balls or ``mpmath.iv`` intervals) and every helper on them
-(:func:`num`, :func:`ends`, :func:`hull_max`, :func:`expm1`, ...) live in :mod:`sltcheck.numerics.enclosures`,
-the largest singular value in :mod:`sltcheck.numerics.singular_values`; this module re-exports them, so
-``from sltcheck.numerics.intervals import ...`` reaches every one.
+(:func:`~sltcheck.numerics.enclosures.num`, :func:`~sltcheck.numerics.enclosures.ends`,
+:func:`~sltcheck.numerics.enclosures.hull_max`, :func:`~sltcheck.numerics.enclosures.expm1`, ...) live in
+:mod:`sltcheck.numerics.enclosures`, the largest singular value in :mod:`sltcheck.numerics.singular_values`;
+this module re-exports them, so ``from sltcheck.numerics.intervals import ...`` reaches every one.
 """
 
 from __future__ import annotations

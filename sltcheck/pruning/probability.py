@@ -12,14 +12,14 @@ with the exact meet-in-the-middle solver, and measures the error:
 - ``theorem9`` / ``theorem11`` / ``theorem14``: max_i ||S(x_i) - T(x_i)|| against eps, over
   T tokens with ||x_i|| <= alpha;
 
-on the worst inputs a search finds (:func:`worst_input_error`: random and sphere starts, then
-L-BFGS-B on the float64 error, inputs kept in the ball by ``x = r z / sqrt(1 + |z|^2)``), never on
-random ones. A trial succeeds when that error is <= eps (float64; trials within 1e-9 relative
-of the threshold are counted in ``near_threshold``). The frequency comes with its two-sided 95%
-Clopper–Pearson interval (:func:`sltcheck.pruning.calibration.clopper_pearson`) and a verdict
-against 1 - eps: ``confirmed`` (interval above), ``refuted`` (interval below) or
-``inconclusive``. A search finds a lower bound of the sup, so a trial it calls a success may
-still fail on an input it missed: frequencies are upper estimates, ``refuted`` is firm.
+on the worst inputs a search finds (:func:`~sltcheck.pruning.probability_trial.worst_input_error`: random and
+sphere starts, then L-BFGS-B on the float64 error, inputs kept in the ball by ``x = r z / sqrt(1 + |z|^2)``),
+never on random ones. A trial succeeds when that error is <= eps (float64; trials within 1e-9 relative of the
+threshold are counted in ``near_threshold``). The frequency comes with its two-sided 95% Clopper–Pearson
+interval (:func:`sltcheck.pruning.calibration.clopper_pearson`) and a verdict against 1 - eps: ``confirmed``
+(interval above), ``refuted`` (interval below) or ``inconclusive``. A search finds a lower bound of the sup,
+so a trial it calls a success may still fail on an input it missed: frequencies are upper estimates,
+``refuted`` is firm.
 
 Widths beyond the exact solver's reach (a group of more than ``MAX_GROUP`` units) are cut
 to MAX_GROUP units per group: pruning the rest entirely is one mask choice of the full source,

@@ -19,7 +19,8 @@ def _setting_text(s: dict[str, Any]) -> str:
 
 
 def format_tables(result: dict[str, Any]) -> str:
-    """The frequency, width-slack and C-trend tables of a :func:`run` result, as plain text."""
+    """The frequency, width-slack and C-trend tables of a :func:`~sltcheck.pruning.probability.run` result, as
+    plain text."""
     lines = [
         f"Success frequencies at the prescribed widths (profile {result['profile']}, seed {result['seed']}; "
         f"worst inputs a search finds; 95% Clopper-Pearson):",

@@ -1,6 +1,6 @@
 """One trial of a probability statement: a setting, the widths it prescribes, one pruned pair and its error.
 
-A :class:`Setting` is one configuration of one statement (:data:`STATEMENTS`); :func:`prescribed` gives
+A :class:`Setting` is one configuration of one statement (``STATEMENTS``); :func:`prescribed` gives
 the per-group widths n' the statement prescribes at constant C (:mod:`sltcheck.pruning.widths`);
 :func:`trial` draws one (target, source) pair at given widths, prunes the source by the proof's
 construction (exact meet-in-the-middle) and measures its error on the worst inputs a search finds

@@ -33,7 +33,7 @@ Gurobi as the mixed-integer program min t s.t. -t <= w - a . m <= t, m binary.
   problems at once. Each problem gets a certificate: ``"optimal"`` (proven optimal,
   exactly; up to n' = ``EXACT_PROVE_MAX`` nonzero candidates always), or
   ``"float64-floor"``: the mask's exact error is at most the float64 floor
-  (n' + 4) u (|w| + sum|a|) (see :func:`float64_floor`), so no mask can do better
+  (n' + 4) u (|w| + sum|a|) (see :func:`~sltcheck.pruning.exact_errors.float64_floor`), so no mask can do better
   by more than the rounding of evaluating the sum itself; beyond n' = 40 the search
   stops at the floor where a mask reaches it and proves optimality where none does.
   Only where ``options.time_limit`` runs out: ``"gap"`` with a proven lower bound

@@ -79,8 +79,8 @@ def json_number(value: Any) -> float | str:
 def fits_of(config: SweepConfig, points: list[dict[str, Any]], records: list[dict[str, Any]] | None = None,
             error: str = "max", kind: str = "linear", widths: tuple[int, int] | None = None) -> dict[str, Any]:
     """The figure's fits (Figure 4: one; Figure 5: one per length; Figure 6: one per block count,
-    delta fitted on the first and shared) of the error ``error`` (:data:`ERRORS`) with the fit
-    ``kind`` (:data:`sltcheck.repro.fits.FITS`; ``per-source`` needs ``records``), over the
+    delta fitted on the first and shared) of the error ``error`` (``ERRORS``) with the fit
+    ``kind`` (``sltcheck.repro.fits.FITS``; ``per-source`` needs ``records``), over the
     widths from ``widths[0]`` to ``widths[1]`` (default: every width)."""
     field = ERRORS[error][0]
 

@@ -6,7 +6,7 @@ and, where derived, ``differentiable.py``, ``worst_case.py``, ``enclosure.py``, 
 ``formulas.py``. Which names each of them defines (required or optional, their meaning and
 defaults) is written once, in :mod:`sltcheck.contract`, which checks a folder against it.
 
-Statements are discovered by :mod:`sltcheck.registry` (``STATEMENT_MODULES``, :func:`load`): a new
+Statements are discovered by :mod:`sltcheck.registry` (``STATEMENT_MODULES``, :func:`~sltcheck.registry.load`): a new
 folder is a new statement, except ``shared/`` (code several statements use). This module re-exports
 those names and the types the statements and the framework share (an instance, a bound,
 :class:`Mutant`, from :mod:`sltcheck.statement_types`) for users; the framework imports them from

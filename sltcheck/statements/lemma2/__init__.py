@@ -23,7 +23,7 @@ e = ||E||_max, for every x
 the last step by ||x|| <= 1. The width condition buys, through Lueker's subset-sum
 result, e <= eps / (2 d1 d2) w.p. >= 1 - eps, hence the lemma (with room to spare).
 
-What is checked. The masks of :func:`sltcheck.pruning.construction.approximate_relu_layer` are
+What is checked. The masks of :func:`sltcheck.pruning.relu_layers.approximate_relu_layer` are
 built on every instance and ``measured`` = ||F_T(x) - F_S(x)|| in mpmath
 (:func:`sltcheck.model.reference.two_layer` with the pruned weights W~ ⊙ M). The
 probabilistic part (that e is small at the stated width) is Lemma 7's subset-sum

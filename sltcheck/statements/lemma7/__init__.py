@@ -22,7 +22,7 @@ What is checked, and how. The conclusion has two parts.
   reported as a certified lower bound (the float64 optimum minus its rounding bound). Only
   small sources enumerate (min(d1, d2) n + n <= 18), so the instances keep n' small.
 - ``construction`` (default): the bound is the error of the proof's masks (Eqs. (6)-(8),
-  :func:`sltcheck.pruning.construction.approximate_product`, exact meet-in-the-middle per
+  :func:`sltcheck.pruning.product_approximation.approximate_product`, exact meet-in-the-middle per
   entry), the full product formed in mpmath from the masks. The best masks can be no worse
   than the construction's, so a violation would mean the construction's masks or their
   error are wrong. The ratio says how much the block-diagonal M1 of Eq. (6) gives away:

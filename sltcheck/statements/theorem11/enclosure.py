@@ -5,7 +5,7 @@
   Eq. 19's r, Theorem 10 in Pensia's deterministic form or the two readings, F_T 1-Lipschitz),
   ``tight`` and ``sharp`` (Theorem 9's spectral chain at the largest token norm, the per-layer
   spectral errors, prod_l ||W_l||: spectral norms enclosed by
-  :func:`~sltcheck.numerics.intervals.spectral_norm`), and the mutants ``half``,
+  :func:`~sltcheck.numerics.singular_values.spectral_norm`), and the mutants ``half``,
   ``single-attention-term``, ``no-fc-term``, ``fc-input-alpha``. A source FC pair that is not
   single-input takes Theorem 10's generic delta ||A_2|| ||A_1|| + ||W_l||, spectral too.
 """
@@ -46,7 +46,7 @@ def fc_layer_errors(target: Any, source: Any, mode: str = "as-proven") -> list[d
     "delta_later" (modes "tight", "sharp": the spectral norms of [P - W, N - W] and of P - W,
     each capped by its max-norm estimate, as the point code takes the min).
 
-    Spectral norms need python-flint (:class:`~sltcheck.numerics.intervals.NotEnclosed` without it). Raises
+    Spectral norms need python-flint (:class:`~sltcheck.numerics.enclosures.NotEnclosed` without it). Raises
     ValueError for a source that is not 2L layers of matching shapes."""
     from sltcheck.statements import theorem11 as t11
 

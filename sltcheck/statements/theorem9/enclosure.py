@@ -84,7 +84,7 @@ def bound(variant: str) -> Callable[[dict[str, Any]], Any]:
 def spectral_chain(target: Any, source: Any, token_bound: Any, with_root: bool) -> Any:
     """``theorem9.chain`` in mode "tight" (``with_root``) or "sharp": per head
     [sqrt(d1)] a (exp(2 a^2 ||dW_QK||) - 1) ||W_VO|| + [sqrt(d1)] a ||dW_VO||, spectral norms enclosed
-    by :func:`~sltcheck.numerics.intervals.spectral_norm` (arb)."""
+    by :func:`~sltcheck.numerics.singular_values.spectral_norm` (arb)."""
     (t_qk, t_vo), (s_qk, s_vo) = merged(target), merged(source)
     a = as_interval(token_bound)
     root = sqrt(num(target.d_in)) if with_root else num(1)
