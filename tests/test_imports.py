@@ -36,15 +36,16 @@ EXTRAS = ("torch", "gurobipy", "transformers", "dask", "datasets", "tiktoken", "
 # A statement folder may import another only where the paper proves it from that statement's bound;
 # every other cross-statement import is a bug (shared code belongs in statements/shared/).
 PROVED_FROM = {
-    ("lemma4", "lemma7"): "Lemma 4 is Lemma 7 with ||W|| <= 1 for entries in [-1, 1] (Lemma 4's docstring)",
-    ("lemma5", "lemma8"): "the main text's Lemma 5 is proved as Lemma 8 (appendix A.2) plus exp(2e) - 1 <= 4e",
-    ("lemma13", "lemma12"): "Lemma 13's proof bounds the block by twice Lemma 12's MHA bound (appendix A.5)",
-    ("lemma2", "lemma7"): "Lemma 2's masks are Lemma 7's subset-sum construction (Pensia et al.'s Lemma 1)",
-    ("lemma2", "theorem11"): "Lemma 2 is the one-layer case of Theorem 10 (Pensia et al.), encoded beside "
-                             "Theorem 11, which rests on it (theorem11.fc_bound)",
-    ("theorem11", "theorem9"): "Theorem 11's proof bounds the block's MHA error by Theorem 9 (appendix A.4)",
-    ("theorem14", "theorem9"): "Theorem 14 chains blocks whose MHA error is Theorem 9's (appendix A.5)",
-    ("theorem14", "theorem11"): "Theorem 14's proof chains Theorem 11's block bound over B blocks (appendix A.5)",
+    ("lemma4", "lemma7"): "Lemma 4 (Section 3.2) is the main-text form of Lemma 7, proved in Appendix A.1",
+    ("lemma5", "lemma8"): "Lemma 5 (Section 3.2) is the main-text form of Lemma 8, proved in Appendix A.2",
+    ("lemma13", "lemma12"): "Lemma 13's proof starts from Lemma 12's bound (Appendix A.5)",
+    ("lemma2", "lemma7"): "Lemma 7 is the paper's variant of Lemma 2 (Section 3.2): both prune by one subset-sum "
+                          "construction, written once in lemma7",
+    ("lemma2", "theorem11"): "Lemma 2 is the one-layer case of Theorem 10 (Pensia et al.'s Theorem 1, Appendix A.4), "
+                             "whose bound sltcheck keeps beside Theorem 11, the theorem that uses it (fc_bound)",
+    ("theorem11", "theorem9"): "Theorem 11 combines Theorem 9 with Theorem 10 (Appendix A.4)",
+    ("theorem14", "theorem9"): "Theorem 14 chains blocks whose MHA error is Theorem 9's, via Theorem 11 (A.5)",
+    ("theorem14", "theorem11"): "Theorem 14's proof applies Theorem 11 to every block (Appendix A.5)",
 }
 
 
