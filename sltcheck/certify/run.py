@@ -43,7 +43,6 @@ CLIMB_FIRST_STEP = 0.125  # of the family's width in each dimension; halved unti
 CLIMB_LAST_STEP = 2.0 ** -20
 
 
-
 def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
               lower: bool = True) -> list[BoxResult]:
     tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
@@ -338,7 +337,6 @@ def _argued(state: State, heap: list[Item]) -> dict[str, float]:
 
 def _upper(state: State, heap: list[Item]) -> float:
     return max([state.closed_upper] + [-u for u, _, _, _, _ in heap])
-
 
 
 def summary(family: Family, state: State, heap: list[Item], backend_name: str,

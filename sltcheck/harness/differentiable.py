@@ -43,7 +43,7 @@ def within(X: torch.Tensor, Xp: torch.Tensor, radius: torch.Tensor) -> torch.Ten
 
 def into_unit_ball(W: torch.Tensor) -> torch.Tensor:
     """Each matrix of the stack W (..., r, c) scaled to spectral norm INSIDE where it is above
-    (the numpy projections' ``strategies.scale_inside``)."""
+    (the numpy projections' ``projection.spectral_unit``)."""
     norms = spectral_norm(W)
     safe = torch.where(norms > INSIDE, norms, torch.ones_like(norms))
     return torch.where(norms > INSIDE, W * (INSIDE / safe), W)

@@ -5,8 +5,8 @@ assumption with these: tokens into the alpha-ball (:func:`into_ball`), perturbed
 ``eps`` of their originals (:func:`within`), weight matrices into the spectral unit ball
 (:func:`scale_inside`, :func:`spectral_unit`). All of them land a relative ``INSIDE`` short of the
 limit, since the assumption checks run in mpmath with no tolerance. Their torch counterparts, for the
-autograd search, are ``sltcheck.harness.differentiable.shrink_rows`` and
-``into_unit_ball``.
+autograd search, are ``shrink_rows``, ``within`` and ``into_unit_ball`` in
+``sltcheck.harness.differentiable``.
 """
 
 from __future__ import annotations

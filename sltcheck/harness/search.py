@@ -145,6 +145,7 @@ STRUCTURED_SHARE = 0.25
 # Size of a basin-hopping jump, relative to each value (at least 0.1 absolute).
 HOP = 0.3
 
+
 @dataclass(frozen=True)
 class WorstCase:
     """The best instance the search found, decided in mpmath."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from sltcheck.harness import boundary, strategies
+from sltcheck.harness import boundary
+from sltcheck.harness.projection import INSIDE
 from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma7.instances import (
     MAX_D,
@@ -38,7 +39,7 @@ def inputs(d1: int, drop: tuple[str, ...]) -> st.SearchStrategy[np.ndarray]:
         norm = float(np.linalg.norm(raw))
         if norm == 0.0:
             return raw
-        return raw * (radius * strategies.INSIDE / norm)
+        return raw * (radius * INSIDE / norm)
 
     basis = st.builds(
         lambda j, sign: sign * np.eye(d1)[j], st.integers(0, d1 - 1), st.sampled_from([1.0, -1.0])
@@ -75,8 +76,8 @@ def project(instance: Instance) -> Instance:
     out = project_spectral_target(instance)
     x = np.asarray(out["x"], dtype=np.float64)
     norm = float(np.linalg.norm(x))
-    if norm > strategies.INSIDE:
-        x = x * (strategies.INSIDE / norm)
+    if norm > INSIDE:
+        x = x * (INSIDE / norm)
     out["x"] = x
     return out
 
@@ -86,7 +87,7 @@ def start(shape: dict[str, int], rng: np.random.Generator, *, on_boundary: bool)
     d1, d2 = shape["d1"], shape["d2"]
     if on_boundary:
         W = boundary.unit_pattern(rng, d2, d1)
-        x = rng.choice((-1.0, 1.0)) * np.eye(d1)[rng.integers(d1)] * strategies.INSIDE
+        x = rng.choice((-1.0, 1.0)) * np.eye(d1)[rng.integers(d1)] * INSIDE
     else:
         W = boundary.random_unit(rng, d2, d1, shrink=True)
         x = boundary.sphere_tokens(rng, 1, d1, 1.0, boundary=False)[0]

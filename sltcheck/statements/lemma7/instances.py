@@ -19,6 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from sltcheck.harness import boundary, strategies
+from sltcheck.harness.projection import INSIDE, scale_inside
 from sltcheck.statement_types import Instance
 from sltcheck.statements.lemma7.brute_force import max_group_size
 
@@ -121,8 +122,8 @@ def project_spectral_target(instance: Instance) -> Instance:
     for key in ("W1", "W2"):
         out[key] = np.clip(np.asarray(out[key], dtype=np.float64), -1.0, 1.0)
     W = np.asarray(out["W"], dtype=np.float64)
-    if W.size and float(np.linalg.norm(W, 2)) > strategies.INSIDE:
-        W = strategies.scale_inside(W)
+    if W.size and float(np.linalg.norm(W, 2)) > INSIDE:
+        W = scale_inside(W)
     out["W"] = W
     return out
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
-from sltcheck.harness.projection import into_ball
+from sltcheck.harness.projection import INSIDE, into_ball, scale_inside
 from sltcheck.harness.sequence import Structure
 from sltcheck.model.weights import FCWeights, MHAWeights
 from sltcheck.statement_types import Instance
@@ -61,7 +61,7 @@ def visible(stack: np.ndarray, floor: float = VISIBLE) -> np.ndarray:
         norm = float(np.linalg.norm(m, 2)) if m.size else floor
         if norm < floor:
             m = m if norm > 0 else np.ones_like(m)
-            m = S.scale_inside(m) * floor
+            m = scale_inside(m) * floor
         out.append(m)
     return np.stack(out) if out else np.asarray(stack, dtype=np.float64)
 
@@ -111,11 +111,11 @@ def mha_pair(
     dK, dV = int(plan["dK"]), int(plan["dV"])  # type: ignore[call-overload]
     shapes = ((d1, dK), (d1, dK), (d1, dV), (dV, d2))
     if plan.get("positive"):  # d = 1 corner: every projection +1 (a few ulps inside)
-        target = MHAWeights(*(np.full((H, *sh), S.INSIDE) for sh in shapes))
+        target = MHAWeights(*(np.full((H, *sh), INSIDE) for sh in shapes))
     elif plan.get("seeded"):  # generic projections of spectral norm 1, never zero
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
         target = MHAWeights(
-            *(np.stack([S.scale_inside(rng.normal(size=sh)) for _ in range(H)]) for sh in shapes)
+            *(np.stack([scale_inside(rng.normal(size=sh)) for _ in range(H)]) for sh in shapes)
         )
     else:
         target = MHAWeights(
@@ -193,7 +193,7 @@ def fc_pair(
 ) -> tuple[FCWeights, FCWeights]:
     plan = plan if plan is not None else draw(fc_plan())
     if plan.get("positive"):  # the identity (a few ulps inside): F_T(z) = z on z >= 0
-        layers = tuple(np.eye(d) * S.INSIDE for _ in range(L))
+        layers = tuple(np.eye(d) * INSIDE for _ in range(L))
     else:
         layers = tuple(
             draw(_scaled(S.unit_spectral_matrices(d, d), drop, "fc-spectral")) for _ in range(L)
@@ -250,7 +250,7 @@ def sequence(
     if nonzero and np.linalg.norm(X, axis=1).max() < VISIBLE * alpha:
         X = X.copy()
         X[0] = 0.0
-        X[0, 0] = alpha * S.INSIDE * over
+        X[0, 0] = alpha * INSIDE * over
     return alpha, X, draw(S.attention_masks(T))
 
 
@@ -285,7 +285,7 @@ def seeded_sequence(
     over = OVERSHOOT if "token-norm" in drop else 1.0
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     X = rng.normal(size=(T, d1))
-    radii = alpha * S.INSIDE * over * rng.uniform(0.5, 1.0, (T, 1))
+    radii = alpha * INSIDE * over * rng.uniform(0.5, 1.0, (T, 1))
     X *= radii / np.linalg.norm(X, axis=1, keepdims=True)
     return alpha, X, np.ones((T, T), dtype=np.int8)
 
@@ -296,7 +296,7 @@ def edge_sequence(draw: st.DrawFn, drop: tuple[str, ...]) -> tuple[float, np.nda
     T = draw(st.integers(1, 2))
     alpha = draw(S.alphas(1, 1, large="alpha-large" not in drop))
     over = OVERSHOOT if "token-norm" in drop else 1.0
-    X = np.full((T, 1), alpha * S.INSIDE * over)
+    X = np.full((T, 1), alpha * INSIDE * over)
     return alpha, X, np.tril(np.ones((T, T), dtype=np.int8))
 
 
@@ -319,15 +319,15 @@ def project(instance: Instance) -> Instance:
     least = boundary.least_alpha(int(out["d1"]), int(out["d2"]))  # type: ignore[call-overload]
     out["alpha"] = max(abs(float(out["alpha"])), least)  # type: ignore[arg-type]
     X = np.asarray(out["X"], dtype=np.float64)
-    out["X"] = into_ball(X, float(out["alpha"]) * S.INSIDE)  # type: ignore[arg-type]
+    out["X"] = into_ball(X, float(out["alpha"]) * INSIDE)  # type: ignore[arg-type]
     for key in ("W_Q", "W_K", "W_V", "W_O"):
         stacked = np.asarray(out[key], dtype=np.float64)
         out[key] = np.stack(
-            [m if np.linalg.norm(m, 2) <= S.INSIDE else S.scale_inside(m) for m in stacked]
+            [m if np.linalg.norm(m, 2) <= INSIDE else scale_inside(m) for m in stacked]
         )
     if "fc_layers" in out:
         out["fc_layers"] = tuple(
-            m if np.linalg.norm(m, 2) <= S.INSIDE else S.scale_inside(m)
+            m if np.linalg.norm(m, 2) <= INSIDE else scale_inside(m)
             for m in (np.asarray(w, dtype=np.float64) for w in cast(tuple, out["fc_layers"]))
         )
     return out

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
-from sltcheck.harness.projection import into_ball, within
+from sltcheck.harness.projection import INSIDE, into_ball, scale_inside, within
 from sltcheck.harness.sequence import Structure
 from sltcheck.statement_types import Instance
 
@@ -75,7 +75,7 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
                 ("W_O", dV, d2),
             ):
                 weights[name] = np.broadcast_to(
-                    np.eye(rows, cols) * S.INSIDE, (H, rows, cols)
+                    np.eye(rows, cols) * INSIDE, (H, rows, cols)
                 ).copy()
                 weights[name] *= over("target-spectral")
             radii = draw(S.float_arrays((T,), -1.0, 1.0))
@@ -83,15 +83,15 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
             X[:, 0] = (
                 np.where(np.abs(radii) > 0.5, np.sign(radii), radii)
                 * alpha
-                * S.INSIDE
+                * INSIDE
                 * over("token-norm")
             )
-            X[:, 0] = np.where(X[:, 0] == 0, alpha * S.INSIDE, X[:, 0])
+            X[:, 0] = np.where(X[:, 0] == 0, alpha * INSIDE, X[:, 0])
             direction = np.zeros((1, d1))
             direction[0, 0] = 1.0 if draw(st.booleans()) else -1.0
-            limit = alpha * S.INSIDE * over("token-norm")
+            limit = alpha * INSIDE * over("token-norm")
             shifted = np.clip(
-                X + direction * (eps_max * over("input-perturbation") * S.INSIDE), -limit, limit
+                X + direction * (eps_max * over("input-perturbation") * INSIDE), -limit, limit
             )
             Xp = within(X, shifted, eps_max * over("input-perturbation"))
             mask = np.ones((T, T), dtype=np.int8)
@@ -109,7 +109,7 @@ def lipschitz_instances(drop: tuple[str, ...] = (), *, block: bool) -> st.Search
             L = draw(st.integers(1, 3))
             layers = [draw(S.unit_spectral_matrices(d1, d1)) for _ in range(L)]
             if draw(st.booleans()):
-                layers = [np.eye(d1) * S.INSIDE for _ in range(L)]
+                layers = [np.eye(d1) * INSIDE for _ in range(L)]
             instance["fc_layers"] = tuple(layer * over("fc-spectral") for layer in layers)
         return instance
 
@@ -122,22 +122,22 @@ def project_lipschitz(instance: Instance) -> Instance:
     out["alpha"] = max(abs(float(out["alpha"])), least)  # type: ignore[arg-type]
     eps_max = float(np.clip(abs(float(out["eps_max"])), 0.0, EPS_HIGH))  # type: ignore[arg-type]
     out["eps_max"] = eps_max
-    limit = float(out["alpha"]) * S.INSIDE  # type: ignore[arg-type]
+    limit = float(out["alpha"]) * INSIDE  # type: ignore[arg-type]
     X = into_ball(np.asarray(out["X"], dtype=np.float64), limit)
     Xp = np.asarray(out["X_perturbed"], dtype=np.float64)
     step = Xp - X
     lengths = np.linalg.norm(step, axis=1, keepdims=True)
-    cap = eps_max * S.INSIDE
+    cap = eps_max * INSIDE
     step = np.where(lengths > cap, step * (cap / np.where(lengths > 0, lengths, 1.0)), step)
     out["X"], out["X_perturbed"] = X, within(X, into_ball(X + step, limit), eps_max)
     for name in ("W_Q", "W_K", "W_V", "W_O"):
         stack = np.asarray(out[name], dtype=np.float64)
         out[name] = np.stack(
-            [S.scale_inside(m) if np.linalg.norm(m, 2) > S.INSIDE else m for m in stack]
+            [scale_inside(m) if np.linalg.norm(m, 2) > INSIDE else m for m in stack]
         )
     if "fc_layers" in out:
         out["fc_layers"] = tuple(
-            S.scale_inside(m) if np.linalg.norm(m, 2) > S.INSIDE else m
+            scale_inside(m) if np.linalg.norm(m, 2) > INSIDE else m
             for m in (np.asarray(w, dtype=np.float64) for w in out["fc_layers"])  # type: ignore[attr-defined]
         )
     return out
@@ -164,7 +164,7 @@ def _line(rng: np.random.Generator, T: int, d1: int, alpha: float, eps_max: floa
     direction = direction / np.linalg.norm(direction) if np.linalg.norm(direction) > 0 else np.eye(d1)[0]
     signs = np.where(rng.permutation(T) < rng.integers(0, T + 1), -1.0, 1.0)
     way = rng.integers(5) // 2  # all inward, all outward (the same |first-order change|), or mixed
-    radius = alpha * S.INSIDE - (eps_max if way == 1 else 0.0)
+    radius = alpha * INSIDE - (eps_max if way == 1 else 0.0)
     inward = np.full(T, -1.0) if way == 0 else np.full(T, 1.0) if way == 1 else rng.choice((-1.0, 1.0), T)
     X = np.outer(signs * radius, direction)
     return X, np.outer(signs * inward * eps_max, direction)
@@ -201,5 +201,5 @@ def lipschitz_start(shape: dict[str, int], rng: np.random.Generator, *, on_bound
     if "L" in shape:
         instance["fc_layers"] = tuple(boundary.pattern_stack(rng, shape["L"], d1, d1, boundary=on_boundary))
         if line:  # identity layers: F doubles the change of its input (the proof's factor 2, attained)
-            instance["fc_layers"] = tuple(np.eye(d1) * S.INSIDE for _ in range(shape["L"]))
+            instance["fc_layers"] = tuple(np.eye(d1) * INSIDE for _ in range(shape["L"]))
     return project_lipschitz(instance)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from sltcheck.harness import boundary
 from sltcheck.harness import strategies as S
-from sltcheck.harness.projection import into_ball
+from sltcheck.harness.projection import INSIDE, into_ball
 from sltcheck.harness.sequence import Structure
 from sltcheck.statement_types import Instance
 
@@ -47,7 +47,7 @@ def softmax_instances(eps_high: float, drop: tuple[str, ...]) -> st.SearchStrate
             # aligned with the tokens.
             signs = np.where(np.arange(T) % 2 == 0, 1.0, -1.0)
             X = np.zeros((T, d1))
-            X[:, 0] = signs * alpha * S.INSIDE * (OVERSHOOT if "token-norm" in drop else 1.0)
+            X[:, 0] = signs * alpha * INSIDE * (OVERSHOOT if "token-norm" in drop else 1.0)
             logits = np.zeros((T, T))
             mask = np.ones((T, T), dtype=np.int8)
             perturbation = np.broadcast_to(signs * (eps_max * over), (T, T)).copy()
@@ -73,7 +73,7 @@ def project_softmax(instance: Instance, eps_high: float) -> Instance:
         np.asarray(out["perturbation"], dtype=np.float64), -eps_max, eps_max
     )
     X = np.asarray(out["X"], dtype=np.float64)
-    out["X"] = into_ball(X, float(out["alpha"]) * S.INSIDE)  # type: ignore[arg-type]
+    out["X"] = into_ball(X, float(out["alpha"]) * INSIDE)  # type: ignore[arg-type]
     return out
 
 

@@ -1,6 +1,7 @@
 """Best-instance search for the brackets: multi-start L-BFGS-B over unconstrained parameters that a
 builder maps onto instances satisfying the statement's assumptions (projections onto the allowed
-sets), so every point the optimiser visits is admissible and the best value is a valid lower bound."""
+sets, :mod:`sltcheck.harness.projection`), so every point the optimiser visits is admissible and the best
+value is a valid lower bound."""
 
 from __future__ import annotations
 
