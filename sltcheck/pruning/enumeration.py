@@ -13,23 +13,8 @@ from fractions import Fraction
 import numpy as np
 
 from sltcheck.pruning.exact_errors import SHORTLIST_LIMIT, decide_exactly, shortlist_tolerance
+from sltcheck.pruning.sliced_search import sorted_subset_sums
 from sltcheck.pruning.solver_types import Solution
-
-
-def _sorted_subset_sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All 2^h subset sums of ``values`` in ascending order, with their masks as bit codes.
-
-    Each sum is accumulated in index order (recursive summation), so its rounding
-    error is at most (h - 1) u sum|values| (Higham, Accuracy and Stability, Thm 4.4).
-    """
-    sums = np.zeros(1)
-    codes = np.zeros(1, dtype=np.int64)
-    for bit, value in enumerate(values):
-        merged = np.concatenate((sums, sums + value))  # two sorted runs
-        order = np.argsort(merged, kind="stable")  # timsort merges the runs in linear time
-        sums = merged[order]
-        codes = np.concatenate((codes, codes | (1 << bit)))[order]
-    return sums, codes
 
 
 def solve_mitm(w: float, a: np.ndarray) -> Solution:
@@ -37,8 +22,8 @@ def solve_mitm(w: float, a: np.ndarray) -> Solution:
     used = np.flatnonzero(a != 0)  # a zero candidate never changes the sum
     values = a[used]
     half = values.size // 2
-    left_sums, left_codes = _sorted_subset_sums(values[:half])
-    right_sums, right_codes = _sorted_subset_sums(values[half:])
+    left_sums, left_codes = sorted_subset_sums(values[:half])
+    right_sums, right_codes = sorted_subset_sums(values[half:])
     # Walk the left sums from the largest down so that the residuals w - left ascend:
     # searchsorted is fastest on sorted queries.
     left_sums, left_codes = left_sums[::-1], left_codes[::-1]

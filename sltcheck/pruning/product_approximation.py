@@ -53,6 +53,19 @@ class Solve:
         )
 
 
+def checked_layers(W: object, W1: object, W2: object, remainder: str,
+                   width_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The target W (d2 x d1) and sources W1 (n x d1), W2 (d2 x n) checked, with the size of a group of
+    W1's n rows (one group per input coordinate)."""
+    target = check_array("W", W, ndim=2)
+    d2, d1 = target.shape
+    first = check_array("W1", W1, ndim=2)
+    n = first.shape[0]
+    first = check_array("W1", first, shape=(n, d1))
+    second = check_array("W2", W2, shape=(d2, n))
+    return target, first, second, group_size(n, d1, remainder, name=width_name)
+
+
 def group_size(n: int, groups: int, remainder: str = "error", *, name: str = "n") -> int:
     """n' = n // groups, refusing a remainder unless ``remainder="drop"``."""
     check_choice("remainder", remainder, REMAINDERS)
@@ -96,13 +109,9 @@ def product_masks(
     scale_inverse_sqrt: int = 1,
     width_name: str = "n (rows of W1)",
 ) -> ProductApproximation:
-    target = check_array("W", W, ndim=2)
+    target, first, second, size = checked_layers(W, W1, W2, how.remainder, width_name)
     d2, d1 = target.shape
-    first = check_array("W1", W1, ndim=2)
     n = first.shape[0]
-    first = check_array("W1", first, shape=(n, d1))
-    second = check_array("W2", W2, shape=(d2, n))
-    size = group_size(n, d1, how.remainder, name=width_name)
     scale = 1.0 / np.sqrt(scale_inverse_sqrt)
 
     # u_j = W1[group j, j] (Eq. (6)); v_{i,j} = W2[i, group j] (Eq. (7)).

@@ -15,8 +15,8 @@ import mpmath
 import numpy as np
 
 from sltcheck.numerics import precision
-from sltcheck.numerics.validation import check_array, check_dps
-from sltcheck.pruning.product_approximation import Solve, as_float, exact_dot_mp, group_size
+from sltcheck.numerics.validation import check_dps
+from sltcheck.pruning.product_approximation import Solve, as_float, checked_layers, exact_dot_mp
 from sltcheck.pruning.subset_sum import MIPOptions, SubsetSumResult
 
 
@@ -52,13 +52,9 @@ def approximate_relu_layer(
 def relu_layer_masks(
     W: object, W1: object, W2: object, how: Solve, width_name: str = "n (rows of W1)"
 ) -> ReLULayerApproximation:
-    target = check_array("W", W, ndim=2)
+    target, first, second, size = checked_layers(W, W1, W2, how.remainder, width_name)
     d_out, d_in = target.shape
-    first = check_array("W1", W1, ndim=2)
     n = first.shape[0]
-    first = check_array("W1", first, shape=(n, d_in))
-    second = check_array("W2", W2, shape=(d_out, n))
-    size = group_size(n, d_in, how.remainder, name=width_name)
     wanted = as_float(target)
 
     M1 = np.zeros((n, d_in), dtype=bool)
