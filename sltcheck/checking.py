@@ -172,6 +172,7 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
             "fingerprint": fingerprint(dict(run_config)), "complete": False, "planned": units, "done": [],
             "findings": [], "mutants": [], "slack": [], "power": [],
         }
+        _record_environment(state)
         if previous is not None:
             LOG.info("%s", f"resuming {out / 'findings.json'}: {len(previous['done'])} of {len(units)} units done"
                      if not previous["complete"] else f"{out / 'findings.json'} is complete; nothing to do")
@@ -476,3 +477,14 @@ def entry_of(
     }
 
 
+
+
+def _record_environment(state: FindingsFile) -> None:
+    """Adds this process's float64 kernels and builds (:func:`sltcheck.versions.kernels`) to the
+    environments that wrote ``state``, where they differ from the last one (a resume elsewhere)."""
+    from sltcheck.versions import kernels
+
+    here = kernels()
+    environments = state.setdefault("environments", [])
+    if not environments or environments[-1] != here:
+        environments.append(here)

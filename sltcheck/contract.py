@@ -140,8 +140,9 @@ PARTS: dict[str, Part] = {p.key: p for p in (
                        "structured shapes (absent: None, none)", None),
              _optional("RELATIVE", "{field: (base field or None, scale field)}: fields the search moves relative "
                        "to others (absent: none)", MappingProxyType({})),
-             _optional("limits", "limits(shape) -> {field: (low, high)}: box bounds of scalar fields for L-BFGS-B "
-                       "(absent: none)", _no_limits),
+             _optional("limits", "limits(shape) -> {field: (low, high)}: box bounds of the search's scalar fields "
+                       "(L-BFGS-B's box; every searched point is clipped into it), e.g. eps_max no smaller than "
+                       "float64 resolves (absent: none)", _no_limits),
          )),
     Part("differentiable", "differentiable.py", False,
          "a float64 torch version of the measured side and bounds, written from the paper independently of the "

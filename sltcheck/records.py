@@ -104,6 +104,9 @@ class _FindingsOptional(TypedDict, total=False):
     # sltcheck/repaired.py: per false or loose variant, the smallest constant c of measured <= c x bound
     # (statement, variant, constant, exact, attained, lower: the run's certified instance, upper: its kind)
     repaired_constants: list[dict[str, Any]]
+    # sltcheck.versions.kernels() of every process that wrote the file (one unless resumed elsewhere):
+    # the torch build, numpy's dispatch, OpenBLAS's core, the CPU (absent from files written before it)
+    environments: list[dict[str, Any]]
 
 
 class FindingsFile(_FindingsOptional):

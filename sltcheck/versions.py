@@ -22,3 +22,43 @@ def versions() -> dict[str, str]:
     except Exception:  # any failure means "no usable Gurobi"
         found["gurobi"] = "not available"
     return found
+
+
+def kernels() -> dict[str, object]:
+    """The float64 kernels and builds a result's last bits depend on: the torch build (``2.13.0+cpu``,
+    ``2.14.1+cu130``), ATen's CPU capability, numpy's dispatch targets on this CPU, OpenBLAS's core, and
+    the CPU. Verdicts do not depend on them (every verdict is decided in mpmath or intervals); a
+    search's float64 trajectory, and so the last digits of the ratios it reports, can."""
+    found: dict[str, object] = {"machine": platform.machine(), "cpu": _cpu_name()}
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+        found["numpy_dispatch"] = [name for name in __cpu_dispatch__ if __cpu_features__.get(name)]
+    except ImportError:  # numpy < 2 (numpy.core), or a build without dispatch
+        found["numpy_dispatch"] = "unknown"
+    try:
+        import threadpoolctl
+
+        found["openblas"] = sorted({i.get("architecture") or "?" for i in threadpoolctl.threadpool_info()
+                                    if i.get("internal_api") == "openblas"})
+    except ImportError:
+        found["openblas"] = "unknown (threadpoolctl not installed)"
+    try:
+        import torch
+
+        found["torch"] = torch.__version__
+        found["aten_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    except ImportError:
+        found["torch"] = "not installed"
+    return found
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

@@ -354,6 +354,57 @@ def test_spectral_norm_encloses_the_largest_singular_value(shape):
     assert low <= 1 <= high
 
 
+# Gram matrices whose eigenvalues arb cannot isolate (a cluster split by subnormal entries: the deep
+# profile's Theorem 9 instance had W_VO with repeated entries and subnormals at d1 = 6), and ones it can.
+CLUSTERED = [
+    ("subnormal-split", lambda: _with(np.full((6, 6), 0.1),
+                                      [((0, 1), 5e-320), ((2, 3), 1e-310), ((4, 4), 0.1 + 2**-60)])),
+    ("repeated-rows", lambda: _with(np.full((6, 4), 0.25), [((5, 3), 4e-324)])),
+    ("near-identity", lambda: np.eye(5) + np.diag([0, 1e-300, 0, 5e-324, 0])),
+    ("rank-one-tiny", lambda: _with(np.zeros((4, 4)), [((0, 0), 1e-200), ((3, 1), 2.2e-308)])),
+]
+
+
+def _with(matrix: np.ndarray, entries: list[tuple[tuple[int, int], float]]) -> np.ndarray:
+    for index, value in entries:
+        matrix[index] = value
+    return matrix
+
+
+@pytest.mark.parametrize(("name", "make"), CLUSTERED, ids=[name for name, _ in CLUSTERED])
+def test_spectral_norm_encloses_where_arb_cannot_isolate_eigenvalues(name, make):
+    """arb's eig raises "failed to isolate eigenvalues" on such Gram matrices; the enclosure must
+    still exist, contain the singular value (decided at 60 digits) and be tight."""
+    pytest.importorskip("flint")
+    matrix = make()
+    low, high = intervals.ends(intervals.spectral_norm(matrix))
+    with mpmath.workdps(60):
+        exact = precision.spectral_norm(matrix, 60)
+        assert low <= exact <= high
+        assert high - low <= mpmath.mpf(10) ** -12 * max(exact, mpmath.mpf(10) ** -300)
+
+
+def test_the_fallback_bracket_is_rigorous_on_its_own():
+    """largest_eigenvalue's second way (Rayleigh below, Gershgorin of V^-1 M V above), forced by a
+    matrix arb cannot isolate, encloses the true largest eigenvalue (at 60 digits)."""
+    flint = pytest.importorskip("flint")
+    from sltcheck.numerics.singular_values import largest_eigenvalue
+
+    matrix = CLUSTERED[0][1]()
+    A = flint.arb_mat([[flint.arb(float(x)) for x in row] for row in matrix])
+    saved, flint.ctx.prec = flint.ctx.prec, 200
+    try:
+        gram = A.transpose() * A  # exact at 200 bits
+        with pytest.raises(ValueError, match="isolate"):
+            gram.eig(multiple=True)
+        top = largest_eigenvalue(gram)
+    finally:
+        flint.ctx.prec = saved
+    with mpmath.workdps(60):
+        exact = precision.spectral_norm(matrix, 60) ** 2
+        assert mpmath.mpf(top.lower().mid().str(40, radius=False)) <= exact * (1 + mpmath.mpf(10) ** -30)
+        assert exact <= mpmath.mpf(top.upper().mid().str(40, radius=False)) * (1 + mpmath.mpf(10) ** -30)
+
 @pytest.mark.theorem9
 def test_an_instance_sitting_on_the_bound_is_attained_not_undecided():
     """d1 = d2 = H = 1, one token of norm alpha, W_QK reproduced exactly (all zero), only W_VO

@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import sqlite3
-import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
@@ -183,42 +182,55 @@ def test_interrupted_cluster_run_resumes_to_the_same_store(tmp_path: Path, refer
     assert set(partial) <= set(store_rows(tmp_path))
 
 
+class KillsItsWorkerOnce:
+    """A work function that SIGKILLs the worker process running it, once, when it is handed the task
+    ``victim``: the first call to create ``marker`` kills (O_EXCL: exactly one call on any worker wins),
+    every later call works. The kill happens inside the task, so a worker is always caught running a
+    source, whatever the load (a thread that watched for a busy worker missed it under load ~10)."""
+
+    def __init__(self, fn: WorkFunction, victim: str, marker: Path) -> None:
+        self.fn, self.victim, self.marker = fn, victim, marker
+
+    def __call__(self, shared: Any, key: str, *args: Any) -> Any:
+        if key == self.victim:
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return self.fn(shared, *args)
+
+
+class KillingOnce(Executor):
+    """Wraps an executor; its work function kills its worker once, on the ``index``-th task."""
+
+    def __init__(self, inner: Executor, index: int, marker: Path) -> None:
+        self.inner, self.index, self.marker, self.victim = inner, index, marker, ""
+
+    def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
+        self.victim = tasks[self.index][0]
+        keyed = [(key, (key, *args)) for key, args in tasks]
+        yield from self.inner.map_unordered(KillsItsWorkerOnce(fn, self.victim, self.marker), shared, keyed)
+
+
 def test_a_killed_worker_loses_nothing(tmp_path: Path, client: Any) -> None:
     """SIGKILL a worker process while it runs a source: Dask reruns its task elsewhere
     (or on the restarted worker), and the store is the reference, one row per key."""
-    config = tiny(widths=(40,), sources=6)  # ~0.5 s per source, so a task is caught running
+    config = tiny(widths=(40,), sources=6)
     synthetic.run(config, str(tmp_path / "reference"), progress=False)
     expected = without_timing(store_rows(tmp_path / "reference"))
-    pids = client.run(os.getpid)
-    killed: dict[str, Any] = {}
-
-    def kill_a_busy_worker() -> None:
-        deadline = time.time() + TIMEOUT
-        while time.time() < deadline:
-            stored = len(store_rows(tmp_path / "killed"))  # the slow check first, so the kill follows the look
-            busy = {worker: [key for key in keys if not str(key).startswith("sltcheck-shared")]
-                    for worker, keys in client.processing().items()}
-            busy = {worker: keys for worker, keys in busy.items() if keys}
-            if busy and stored >= 1:
-                worker, keys = sorted(busy.items())[0]
-                os.kill(pids[worker], signal.SIGKILL)
-                killed.update(worker=worker, keys=keys, stored=stored)
-                return
-            time.sleep(0.02)
-
-    killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
-    killer.start()
-    executor = Counting(DaskExecutor(client=client))
+    marker = tmp_path / "killed-once"
+    executor = Counting(KillingOnce(DaskExecutor(client=client), 1, marker))
     synthetic.run(config, str(tmp_path / "killed"), progress=False, executor=executor)
-    killer.join(timeout=TIMEOUT)
-    assert killed, "no worker was caught running a source"
-    assert killed["stored"] < len(expected)  # killed mid-sweep
+    assert marker.exists(), "the victim task never ran: the test would prove nothing"
     rows = store_rows(tmp_path / "killed")
     assert len(rows) == len(expected) == len({key for key, _ in rows})
     assert sorted(executor.keys) == [key for key, _ in expected]  # each key handed to the driver once
     assert without_timing(rows) == expected
     # the task that was running on the killed worker was started again
     scheduler = client.cluster.scheduler  # the LocalCluster's scheduler lives in this process
-    starts = [sum(1 for entry in scheduler.story(key) if entry[2] == "processing") for key in killed["keys"]]
-    print(f"killed {killed}; processing transitions of its keys: {starts}")
-    assert max(starts) >= 2, starts
+    starts = sum(1 for entry in scheduler.transition_log
+                 if str(entry[0]).endswith(f"-{executor.inner.victim}") and entry[2] == "processing")
+    print(f"victim {executor.inner.victim}: {starts} processing transitions")
+    assert starts >= 2

@@ -17,6 +17,17 @@ from scipy import optimize
 from sltcheck.harness import sequence
 from sltcheck.statement_types import Instance
 
+# Ratios are compared at this many significant digits: two points whose float64 ratios differ only in
+# the last bits (one CPU's kernels against another's) tie, and a tie keeps the order in which the points
+# were made (shape, then start), so which start climbs and which point is kept does not hang on a rounding.
+RANK_DIGITS = 9
+
+
+def ranked(ratio: float) -> float:
+    """``ratio`` as the search compares it: rounded to RANK_DIGITS significant digits (NaN, inf: -inf)."""
+    return float(f"{ratio:.{RANK_DIGITS - 1}e}") if math.isfinite(ratio) else -math.inf
+
+
 # A climb's exact gradient: (space, template, vector) -> (ratio, gradient), or None (finite differences).
 Exact = Callable[[sequence.Space, Instance, np.ndarray], tuple[float, np.ndarray]] | None
 

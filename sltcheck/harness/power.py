@@ -13,10 +13,8 @@ statement with a known worst case lists ``POWER_CASES``; each case is a dict wit
 - or ``variant`` and ``lower``: a bracketed statement: the search maximises measured / bound
   of that variant at fixed parameters, so it maximises the measured side itself; its best
   measured value is reported beside the bracket's lower end ``lower`` (a float or a
-  function returning one), of which it must reach ``REQUIRED``: the lower end is the
-  best point of another float64-steered search, which moves with the CPU's kernels
-  (Lemma 13's at d1 = 2 is 0.66695 with OpenBLAS's SkylakeX kernels, 0.67166 with its
-  Haswell ones), so it is held to the same fraction as a closed form;
+  function returning one), of which it must reach ``BRACKET_REQUIRED``: the lower end is the
+  best point of another float64-steered search, which moves with the CPU's kernels;
 - or ``variant`` and ``best_known``: the best ratio measured / bound any search has found
   (no proved supremum or bracket at a fixed point): the ratio found is reported beside it.
 """
@@ -32,8 +30,13 @@ from sltcheck.harness.budget import Budget
 from sltcheck.harness.search import search_worst_case as _search
 from sltcheck.registry import STATEMENT_MODULES, load
 
-# The fraction of a closed-form supremum (or of a bracket's lower end) the search must reach.
-REQUIRED = 0.99
+# The fraction of a closed-form supremum (or of the best ratio known) the search must reach, at every
+# profile, under every kernel set and torch build (benchmarks/search_kernels.py measures it).
+REQUIRED = 0.999
+# The fraction of a bracket's lower end it must reach: that end is itself the best point of another
+# float64-steered search and moves with the kernels (Lemma 13's at d1 = 2: 0.66695 with OpenBLAS's
+# SkylakeX kernels, 0.67166 with its Haswell ones), so a closed form's 0.999 would test that search's luck.
+BRACKET_REQUIRED = 0.99
 
 
 def cases(statement: str) -> list[dict[str, Any]]:
@@ -64,7 +67,7 @@ def measure(statement: str, case: dict[str, Any], *, profile: str | Budget = "ci
         lower = known() if callable(known) else float(known)
         row = {"kind": "bracket", "variant": case["variant"], "best": best, "known": lower,
                "upper": case.get("upper"), "power": best / lower if lower else None,
-               "passed": best >= lower * REQUIRED}
+               "passed": best >= lower * BRACKET_REQUIRED}
     return {"statement": statement, "fixed": fixed, **row, "evaluations": found.evaluations,
             "seconds": round(time.perf_counter() - began, 2), "shape": found.shape, "gradients": found.gradients}
 
@@ -91,4 +94,4 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["REQUIRED", "cases", "format_table", "measure", "table"]
+__all__ = ["BRACKET_REQUIRED", "REQUIRED", "cases", "format_table", "measure", "table"]

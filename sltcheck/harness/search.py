@@ -13,9 +13,10 @@ edge mutants, the search-power benchmark). For one statement and variant it
    sign patterns, perturbations at full length, eps tiny and largest), then random ones;
 3. climbs the best starts with gradients (L-BFGS-B on measured/bound in float64 over every
    continuous field in ``FREE``, alpha and eps_max included, a structured shape's fractions too),
-   every trial point mapped through the module's ``project`` so the assumptions hold at every
-   evaluated point: all a short way, the best quarter to convergence, then a few basin-hopping
-   jumps from the best point; a share of the climbs (``STRUCTURED_SHARE``) goes to structured shapes.
+   every trial point mapped through the module's ``project`` (and into its ``limits``: eps_max no
+   smaller than float64 resolves) so the assumptions hold at every evaluated point: all a short
+   way, the best quarter to convergence, then a few basin-hopping jumps from the best point; a
+   share of the climbs (``STRUCTURED_SHARE``) goes to structured shapes.
    Gradients are exact (torch autograd through a torch version of the projection,
    :mod:`sltcheck.harness.gradients`) where the statement has a ``differentiable.py`` covering
    the bound and torch imports; then more starts climb (``Budget.gradient_climbs``), spread over
@@ -24,7 +25,9 @@ edge mutants, the search-power benchmark). For one statement and variant it
    (``limits``). Every point a climb returns is projected, realised (a structured shape's weighted
    instance as the sequence it stands for) and evaluated by the statement's numpy code, whichever
    backend steered it;
-4. polishes the best derivative-free (Powell);
+4. polishes the best derivative-free (Powell). Throughout, ratios are compared at
+   ``climbing.RANK_DIGITS`` significant digits, ties kept in the order the points were made, so a
+   rounding of one CPU's kernels does not decide which start climbs or which point is kept;
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
    where :mod:`sltcheck.harness.interval_verdict` covers the statement, certified in interval arithmetic.
 
@@ -50,6 +53,7 @@ from sltcheck.contract import optional
 from sltcheck.harness import climbing, sequence
 from sltcheck.harness import gradients as gradient_backends
 from sltcheck.harness.budget import Budget, autograd_scaled, budget_for, scaled
+from sltcheck.harness.climbing import ranked
 from sltcheck.harness.instances import module as instance_module
 from sltcheck.harness.runner import PROPERTY_DPS, evaluate
 from sltcheck.numerics.verdict import Verdict
@@ -372,7 +376,7 @@ def _best_climbed(plan: Plan, best: Scored, climbed: list[Scored]) -> tuple[Scor
     trail = []
     for item in climbed:
         ratio, index, point = item
-        if ratio > best[0] and plan.admissible(plan.spaces[index].realise(point)):
+        if ranked(ratio) > ranked(best[0]) and plan.admissible(plan.spaces[index].realise(point)):
             best = item
         trail.append(best[0])
     return best, trail
@@ -389,7 +393,7 @@ def _hop(plan: Plan, rng: np.random.Generator, best: Scored, trail: list[float])
         x = climbing.flatten(point, space.free)
         jump = x + HOP * np.maximum(np.abs(x), 0.1) * rng.uniform(-1.0, 1.0, x.size)
         ratio, _, hopped = plan.climb_from(index, space.project(climbing.unflatten(point, space.free, jump)), short)
-        if ratio > best_ratio and plan.admissible(space.realise(hopped)):
+        if ranked(ratio) > ranked(best_ratio) and plan.admissible(space.realise(hopped)):
             best_ratio, point = ratio, hopped
         trail.append(best_ratio)
     return best_ratio, index, point
@@ -403,7 +407,7 @@ def _polish(plan: Plan, best: Scored) -> Scored:
     polished = climbing.polish(space, point, plan.ratio_of, plan.budget.polish_evaluations)
     if polished is not None:
         ratio, _, polished = plan.settled(index, polished)
-        if ratio > best_ratio and plan.admissible(space.realise(polished)):
+        if ranked(ratio) > ranked(best_ratio) and plan.admissible(space.realise(polished)):
             return ratio, index, polished
     return best
 
@@ -481,8 +485,8 @@ def _best(scored: list[tuple[float, int, Instance]], climbs: int, spread: int,
 
 
 def _rank(item: tuple[float, int, Instance]) -> float:
-    """Sort key: largest ratio first (NaN last)."""
-    return -item[0] if math.isfinite(item[0]) else 0.0
+    """Sort key (a stable sort): largest ratio first at RANK_DIGITS, ties in the order made, NaN last."""
+    return -ranked(item[0]) if math.isfinite(item[0]) else 0.0
 
 
 def certified_outcome(statement: str, variant: str, instance: Instance) -> str | None:

@@ -268,10 +268,30 @@ class Space:
         return out
 
     def project(self, point: Instance) -> Instance:
+        """The point back inside the assumptions (the module's ``project``) and inside the box of
+        the module's ``limits`` (its free scalar fields clipped, then projected again), so starts
+        and hops obey the same box as the climbs."""
         out = dict(self.module.project(self.instance(point)))
+        clipped = self._clipped(out)
+        if clipped is not out:
+            out = dict(self.module.project(clipped))
         if self.found is not None and MULTIPLICITY in out:
             out[MULTIPLICITY] = project_fractions(out[MULTIPLICITY], self.found.least)
         return self.point(out)
+
+    def _clipped(self, instance: Instance) -> Instance:
+        """``instance`` with its free scalar fields clipped into ``limits`` (itself where none moves)."""
+        limits = optional(self.module, "limits")(dict(self.shape))
+        moved = {}
+        for key, (low, high) in limits.items():
+            if key in self.free and key in instance and np.ndim(instance[key]) == 0:
+                value = float(instance[key])  # type: ignore[arg-type]
+                if math.isnan(value):
+                    continue
+                inside = min(max(value, -math.inf if low is None else low), math.inf if high is None else high)
+                if inside != value:
+                    moved[key] = inside
+        return {**instance, **moved} if moved else instance
 
     def start(self, rng: np.random.Generator, *, on_boundary: bool) -> Instance:
         """A start as an instance (the caller sets its fixed fields, then projects it to a point)."""

@@ -23,6 +23,12 @@ SEQUENCE = Structure({"X": 1, "X_perturbed": 1})
 # (X' - X) / eps_max as well, the climbs at the d1 = 2 bracket's eps_max = 0.05 reached 6-9% less.
 RELATIVE = {"X": (None, "alpha")}
 EPS_HIGH = 0.5
+# The smallest eps_max the search moves to. The measured side is a difference of two float64 outputs
+# of size ~alpha that agree but for O(eps_max): below ~1e-9 float64 keeps fewer than 7 of its digits,
+# the float64 ratio ranks points on rounding noise, and a climb that follows it down to eps_max ~ 1e-15
+# ends where mpmath finds 1.031 for a 1.0417 it reported (Lemma 13 as stated, OpenBLAS's Haswell
+# kernels). The suprema are first-order limits (eps_max -> 0): at 1e-9 they are within 1e-8 of them.
+EPS_RESOLVED = 1e-9
 # Longest drawn sequence. Neither bound depends on T (the worst cases known sit at T <= 6), and
 # where the two outputs agree to rounding every row goes to mpmath at T^2 H exponentials: a
 # T = 256 instance then costs ~30 s, and Hypothesis's target phase, climbing one, held a deep
@@ -144,9 +150,10 @@ def project_lipschitz(instance: Instance) -> Instance:
 
 
 def limits(shape: dict[str, int]) -> dict[str, tuple[float, float]]:
-    """The box the projection keeps the scalar fields in (for the search's climbs)."""
+    """The box of the search's scalar fields: alpha from its least admissible value, eps_max from
+    EPS_RESOLVED (where float64 still resolves the measured side) to EPS_HIGH."""
     return {"alpha": (boundary.least_alpha(shape["d1"], shape.get("d2", shape["d1"])), np.inf),
-            "eps_max": (0.0, EPS_HIGH)}
+            "eps_max": (EPS_RESOLVED, EPS_HIGH)}
 
 
 def lipschitz_shapes(*, block: bool) -> list[dict[str, int]]:
