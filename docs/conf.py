@@ -37,7 +37,8 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}  # .rst first: au
 exclude_patterns = ["reference/_modules.rst", "_build", "jupyter_execute", "**.ipynb_checkpoints"]
 html_theme = "furo"
 html_title = f"sltcheck {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["sltcheck.css"]  # room for tall display formulas (no vertical scrollbar)
 templates_path = ["_templates"]  # autosummary's module page: the module's docstring and members, no summary tables
 
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
