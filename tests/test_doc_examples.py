@@ -127,3 +127,39 @@ def test_a_wrong_option_in_an_example_fails(monkeypatch, tmp_path, capsys):
     for bad in ("sltcheck check \u2013seed 0\n", "sltcheck check --profile fast\n", "tox -e nope\n"):
         with pytest.raises(AssertionError):
             test_every_command_of_a_shell_example_parses("example", bad, monkeypatch, tmp_path, capsys)
+
+
+def test_the_docs_keep_two_hyphens_in_an_option():
+    """Sphinx's smartquotes would print ``--seed`` in the CLI reference as an en dash (a copied command fails)."""
+    conf = (ROOT / "docs" / "conf.py").read_text(encoding="utf-8")
+    assert re.search(r"^smartquotes = False$", conf, re.MULTILINE)
+
+
+def test_no_page_shows_python_that_the_docs_build_does_not_run():
+    """A ```python block would be shown and never run: examples are ```pycon or {doctest} blocks (run by
+    ``sphinx-build -b doctest``) or notebook cells (run by MyST-NB)."""
+    shown = [f"{page.relative_to(ROOT)}" for page in PAGES
+             if re.search(r"^```python\s*$", page.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert shown == []
+
+
+SKIPPABLE = re.compile(r"^```\{doctest\}\n:skipif: (?P<condition>.*?)\n\n(?P<body>.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def test_the_examples_the_docs_build_may_skip_run_where_torch_is(monkeypatch, tmp_path):
+    """``tox -e docs`` installs no torch, so a doctest that needs it is skipped there (``:skipif:``); the
+    test environment has torch (the extra ``all``), and runs it here, as the page shows it."""
+    pytest.importorskip("torch")
+    import doctest
+
+    import sltcheck
+
+    found = [(page, match.group("body")) for page in PAGES
+             for match in SKIPPABLE.finditer(page.read_text(encoding="utf-8"))]
+    assert found, "docs/howto/python-api.md has a reproduction doctest"
+    monkeypatch.chdir(tmp_path)
+    for page, body in found:
+        test = doctest.DocTestParser().get_doctest(body, {"sltcheck": sltcheck}, page.name, str(page), 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test)
+        assert runner.tries > 0 and runner.failures == 0, f"{page.relative_to(ROOT)}: a doctest failed (above)"
