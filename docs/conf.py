@@ -37,10 +37,24 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}  # .rst first: au
 exclude_patterns = ["reference/_modules.rst", "_build", "jupyter_execute", "**.ipynb_checkpoints"]
 html_theme = "furo"
 html_title = f"sltcheck {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["sltcheck.css"]  # room for tall display formulas (no vertical scrollbar)
 templates_path = ["_templates"]  # autosummary's module page: the module's docstring and members, no summary tables
 
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
+# A ```pycon fence (a Python session, highlighted as such on GitHub) is a doctest the doctest builder runs
+# (the directive "pycon" is sphinx.ext.doctest's "doctest", registered in setup below): the README's example,
+# included into the how-to, runs in every docs build like the pages' own.
+myst_fence_as_directive = ["pycon"]
+# Each page's doctests run in a fresh temporary directory (their "runs/..." land there, not in the checkout).
+doctest_global_setup = """
+import importlib.util, os, shutil, tempfile
+_checkout, _scratch = os.getcwd(), tempfile.mkdtemp(prefix="sltcheck-doctest-")
+os.chdir(_scratch)
+"""
+doctest_global_cleanup = "os.chdir(_checkout); shutil.rmtree(_scratch, ignore_errors=True)"
+# No typographer's quotes or dashes: "--seed" stays two hyphens (an en dash breaks a copied command).
+smartquotes = False
 myst_heading_anchors = 3
 nb_execution_mode = "force"  # every build runs the tutorial notebook
 nb_execution_timeout = 300
@@ -194,5 +208,15 @@ def _plain_math(app: Any, what: str, name: str, obj: object, options: object, li
 
 
 def setup(app: Any) -> None:
+    from sphinx.ext.doctest import DoctestDirective
+
+    class PyconDirective(DoctestDirective):
+        """A ```pycon fence: sphinx.ext.doctest's ``doctest`` under another name (it reads its own name)."""
+
+        def run(self) -> list[Any]:
+            self.name = "doctest"
+            return super().run()
+
+    app.add_directive("pycon", PyconDirective)
     app.connect("autodoc-skip-member", _skip_shadowed)
     app.connect("autodoc-process-docstring", _plain_math)

@@ -5,7 +5,9 @@ Multi-Head Attention Mechanisms" (arXiv 2511.04217, AAAI 2026).
 
 The Python API (:mod:`sltcheck.api`): :func:`sltcheck.api.check`, :func:`sltcheck.api.replay`,
 ``sltcheck.certify(...)`` (the package :mod:`sltcheck.certify`, callable) and
-:func:`sltcheck.repro.figure`. They are imported on first use, so ``import sltcheck`` stays light.
+:func:`sltcheck.repro.figure` (the package :mod:`sltcheck.repro`, reachable as ``sltcheck.repro`` without importing
+it first). They are imported on first use, so ``import sltcheck`` stays light (no torch: the reproductions
+import it only when they run).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ if TYPE_CHECKING:
     )
 
 _API = ("CertifyConfig", "CertifyResult", "CheckConfig", "CheckResult", "ReplayResult", "Table", "check", "replay")
-__all__ = ["__version__", "certify", *_API]
+_PACKAGES = ("repro",)  # subpackages reachable as attributes (sltcheck.repro.figure) without an import first
+__all__ = ["__version__", "certify", *_PACKAGES, *_API]
 
 
 class CallablePackage(types.ModuleType):
@@ -45,4 +48,6 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("sltcheck.api"), name)
     if name == "certify":  # the package, callable as the function (sltcheck.api.certify)
         return importlib.import_module("sltcheck.certify")
+    if name in _PACKAGES:
+        return importlib.import_module(f"sltcheck.{name}")
     raise AttributeError(f"module 'sltcheck' has no attribute {name!r}")

@@ -2,14 +2,10 @@
 
 Each function takes plain arguments (or the config dataclass the command builds from its options),
 writes the same run directory the command writes, and returns a typed result whose rows are the
-records of :mod:`sltcheck.records`::
-
-    import sltcheck
-
-    result = sltcheck.check(only=["lemma8"], mutants=False, out="runs/lemma8")
-    result.table().to_pandas()           # one row per variant (pandas, if installed)
-    result.worst_instance("lemma8")      # the decoded instance behind the worst ratio
-    sltcheck.replay(result.path).ok      # every recorded number re-decided
+records of :mod:`sltcheck.records`: :func:`check` (``sltcheck check``), :func:`replay`
+(``sltcheck check --replay``), :func:`certify` (``sltcheck certify``); the reproductions are
+:func:`sltcheck.repro.figure`. Worked examples, each a doctest the documentation build runs: the
+how-to "Use sltcheck from Python" (``docs/howto/python-api.md``).
 
 The command line is a thin layer over the same functions: ``sltcheck check`` over
 :func:`sltcheck.checking.run`, ``sltcheck certify`` over :func:`sltcheck.certify.session.run`,

@@ -247,13 +247,22 @@ def test_a_family_with_an_unknown_split_is_refused() -> None:
 
 
 @pytest.mark.theorem9
-def test_the_readme_table_says_what_each_argument_proved_and_under_what_load() -> None:
+def test_the_readme_table_says_what_each_argument_proved_and_on_what_machine() -> None:
     from sltcheck.cli.certify import readme_table
 
     entry = {"statement": "theorem9", "family": "d1-T2", "variant": "as-proven", "expected": "held",
              "verdict": "held", "sup_lower": 1 - 4e-15, "sup_upper": 1.0, "proven_fraction": 1.0,
              "proved_by_argument": {"chain slack": 1.0}, "known_supremum": 1.0, "boxes": 3,
              "boxes_per_second": 0.7, "seconds": 4.0, "finished": True}
-    text = readme_table([entry], "sltcheck certify --budget 60", "2 cores, load average 4.0 at the start")
-    assert "under its load: 2 cores, load average 4.0 at the start)" in text
+    text = readme_table([entry], "sltcheck certify --budget 60", "2 cores; 4 s in all")
+    assert "(boxes/s and seconds on the machine it ran on: 2 cores; 4 s in all)." in text
+    assert "load" not in text
     assert "**held** (proved on 100%; chain slack on 100.0%), sup measured / bound in [1 - 4.0e-15, 1]" in text
+
+
+def test_the_readme_table_shows_the_command_without_where_the_table_went() -> None:
+    from sltcheck.cli.certify import without_readme
+
+    assert without_readme(["--budget", "60", "--readme", "docs/results/certify.md", "--only", "lemma8"]) == \
+        ["--budget", "60", "--only", "lemma8"]
+    assert without_readme(["--readme=x.md", "--budget", "60"]) == ["--budget", "60"]

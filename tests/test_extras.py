@@ -70,6 +70,35 @@ def test_a_reproduction_without_torch_names_its_extra():
         assert "torch imports attempted: 0" not in result.stderr  # the finder did refuse it
 
 
+# A fresh interpreter: ``sltcheck.repro.figure`` without ``import sltcheck.repro`` (the README's and the
+# how-to's call), and ``sltcheck --help``, both with torch refused and every attempt counted.
+REACH_REPRO = WITHOUT_TORCH.split("from sltcheck.cli import main")[0] + """
+import sltcheck
+figure = sltcheck.repro.figure
+print(figure.__module__, callable(sltcheck.certify))
+from sltcheck.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(f"torch imports attempted: {len(NoTorch.attempts)}", "torch" in sys.modules)
+"""
+
+
+def test_sltcheck_repro_is_reachable_from_import_sltcheck_without_torch():
+    result = subprocess.run([sys.executable, "-c", REACH_REPRO], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "sltcheck.repro True" in result.stdout
+    assert "torch imports attempted: 0 False" in result.stdout
+
+
+def test_an_unknown_attribute_of_sltcheck_is_still_an_attribute_error():
+    import sltcheck
+
+    with pytest.raises(AttributeError, match="no attribute 'reproo'"):
+        _ = sltcheck.reproo  # type: ignore[attr-defined]
+
+
 def test_every_template_ships_as_package_data():
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["sltcheck.report"]
     templates = ROOT / "sltcheck" / "report" / "templates"

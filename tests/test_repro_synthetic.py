@@ -273,3 +273,11 @@ def test_fit_recovers_a_known_decay():
 def test_bad_configuration_is_named(call, fragment):
     with pytest.raises(ValueError, match=fragment):
         call()
+
+
+def test_a_figure_result_counts_the_violations_its_summary_lists():
+    """summary.json lists each violating source (its seed and error); the count is the list's length."""
+    from sltcheck.repro import FigureResult
+
+    assert FigureResult(Path("run"), {"violations": []}).violations == 0
+    assert FigureResult(Path("run"), {"violations": [{"seed": 3}, {"seed": 7}]}).violations == 2

@@ -103,13 +103,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_findings(args: argparse.Namespace) -> int:
+    import datetime
+
     from sltcheck.findings import load_complete
     from sltcheck.report import findings_text
 
     configure(getattr(args, "verbosity", 0))
     source = Path(args.source)
     data = load_complete(source)
-    text = findings_text.render(dict(data), source.name)
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    text = findings_text.render(dict(data), source.name, date=today)
     if args.headline:
         findings_text.rewrite_headline(Path(args.headline), findings_text.headline(dict(data)))
         LOG.info("rewrote the headline findings of %s", args.headline)

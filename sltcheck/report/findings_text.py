@@ -43,12 +43,14 @@ def _certified(finding: dict[str, Any]) -> str:
     return f"{outcome} ({backend})" if backend else str(outcome)
 
 
-def render(data: dict[str, Any], source: str = "findings.json") -> str:
-    """The findings of ``sltcheck check`` (``data``, read from ``source``) as Markdown, section by section."""
+def render(data: dict[str, Any], source: str = "findings.json", date: str | None = None) -> str:
+    """The findings of ``sltcheck check`` (``data``, read from ``source``) as Markdown, section by section;
+    ``date``: the day the page is written (stated once, in its first line, with the run's command)."""
     findings = data.get("findings", [])
+    on = f" on {date}" if date else ""
     lines = [
-        f"Generated from `{source}` (`sltcheck check --profile {data.get('profile')} --seed {data.get('seed')}`; "
-        "the worst-case search of `sltcheck/harness/search.py` at that profile's budget).",
+        f"Generated{on} by `sltcheck findings` from the `{source}` of "
+        f"`sltcheck check --profile {data.get('profile')} --seed {data.get('seed')}`.",
         "",
     ]
     sections = (

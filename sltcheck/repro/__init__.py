@@ -43,8 +43,9 @@ class FigureResult:
 
     @property
     def violations(self) -> int:
-        """Pruned sources whose error exceeds the bound their proof derives (0 expected)."""
-        return int(self.summary["violations"])
+        """Pruned sources whose error exceeds the bound their proof derives (0 expected): the number of
+        entries of the summary's ``violations`` (each a source, its seed and its error)."""
+        return len(self.summary["violations"])
 
     def points(self) -> Table:
         """The summary's points (one per width and setting: mean error, its spread, the checks)."""
