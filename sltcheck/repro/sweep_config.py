@@ -93,6 +93,10 @@ def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> Swee
             sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
             d_key=8,
         )
+    unknown = sorted(set(overrides) - set(SweepConfig.__dataclass_fields__) - {"figure", "preset", "mode"})
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not an option of a synthetic sweep; allowed: "
+                         f"{', '.join(f for f in SweepConfig.__dataclass_fields__ if f not in ('figure', 'preset'))}")
     config = replace(config, **overrides)
     validate_config(config)
     return config
