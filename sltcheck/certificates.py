@@ -55,8 +55,9 @@ def _replay_hint(what: str, path: str | Path, unsealed: bool = False) -> str:
 def checked(problems: list[str], what: str, path: str | Path) -> None:
     """Raise the first of ``problems`` (one line naming the file and the field), if any."""
     if problems:
-        more = f" (and {len(problems) - 1} more: sltcheck check --replay names each)" if len(problems) > 1 else ""
-        raise StoredResultError(f"{what} {str(path)!r} does not agree with itself: {problems[0]}{more}")
+        first = problems[0].removeprefix(f"{path}: ")
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoredResultError(f"{what} {str(path)!r} does not agree with what it derives from: {first}{more}")
 
 
 # --- findings.json -------------------------------------------------------------------------------------
@@ -393,3 +394,25 @@ def _verdict_problems(entry: dict[str, Any], known_supremum: float | None) -> li
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=RELATIVE, abs_tol=1e-300)
+
+
+# --- every reader ---------------------------------------------------------------------------------------
+
+
+def verify_input(payload: dict[str, Any], file: Path, what: str = "--in") -> None:
+    """The rule every reader of a result file applies (the report, ``repro readme``): sealed, and
+    consistent with itself (a findings file), with the rows it derives from (a sweep's summary), or
+    with its runs and its own table (readings); ``results.json`` of Figures 7-8 is read as written."""
+    if file.name == "results.json":
+        return
+    require_sealed(payload, f"{what} {file.name.removesuffix('.json')}", file)
+    if file.name == "findings.json" or "planned" in payload:
+        checked(findings_problems(payload), f"{what} findings", file)
+    elif file.name == "summary.json":
+        from sltcheck.repro.verify import summary_differences
+
+        checked(summary_differences(payload, file), f"{what} summary", file)
+    elif file.name == "readings.json":
+        from sltcheck.repro.verify import readings_differences
+
+        checked(readings_differences(payload, file), f"{what} readings", file)

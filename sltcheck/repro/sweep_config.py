@@ -8,6 +8,7 @@ approximation error" a sweep records.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -139,3 +140,11 @@ def validate_config(config: SweepConfig) -> SweepConfig:
 MAX_SOURCES = 100_000
 MAX_TEST_SAMPLES = 1_000_000
 MAX_EPOCHS = 10_000
+
+
+def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
+    """The sweep's sources in order: (key, blocks, width, index), the key a row of results.sqlite."""
+    for blocks in config.blocks:
+        for width in config.widths:
+            for index in range(config.sources):
+                yield f"{config.figure}/B{blocks:02d}/n{width:04d}/s{index:04d}", blocks, width, index
