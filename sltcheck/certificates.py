@@ -183,7 +183,7 @@ def _finding_problems(entry: dict[str, Any]) -> list[str]:
     examples = entry["examples"]
     if examples != len(entry["ratios"]):
         found.append(f"examples: {examples} examples recorded beside {len(entry['ratios'])} ratios (one per example)")
-    searched = 1 if entry["search"] else 0
+    searched = 1 if entry["search"] or entry.get("seed") is None else 0  # a search's (or certify's) instance
     for field in ("violations", "undecided", "attained", "filtered"):
         count = entry.get(field, 0)
         ceiling = examples + searched if field == "violations" else None if field == "filtered" else examples
