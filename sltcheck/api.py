@@ -196,9 +196,9 @@ def replay(path: str | Path, *, dps: int = 100, only: tuple[str, ...] | list[str
            allow_unsealed: bool = False) -> ReplayResult:
     """Re-decide every instance and number recorded in a findings file at ``dps`` digits, and check
     the whole file (its units, counts and derived numbers), as ``sltcheck check --replay`` does
-    (:func:`sltcheck.harness.replay.replay_file`); ``allow_unsealed`` as ``--allow-unsealed``."""
-    from sltcheck.harness.replay import replay_file
+    (:func:`sltcheck.rederive.replay_file`); ``allow_unsealed`` as ``--allow-unsealed``."""
     from sltcheck.numerics.defaults import REPLAY_DPS
+    from sltcheck.rederive import replay_file
     from sltcheck.registry import STATEMENT_MODULES
 
     if isinstance(path, bool) or not isinstance(path, str | Path) or not str(path):

@@ -13,7 +13,7 @@ says against itself (:func:`findings_problems`: every planned and finished unit 
 record, counts agree with lists, derived numbers agree with the records they are derived from,
 decimal ``repr``\\ s with their ``float.hex``, digits at or above the harness's), and the re-derivations
 (``check --replay``, ``repro verify``) recompute the numbers themselves
-(:mod:`sltcheck.harness.rederive`, :mod:`sltcheck.repro.verify`).
+(:mod:`sltcheck.rederive`, :mod:`sltcheck.repro.verify`).
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ def family_problems(entries: list[Any]) -> list[str]:
     found = []
     for index, entry in enumerate(entries):
         where = f"families[{index}] {entry.get('key') if isinstance(entry, dict) else entry!r}"
-        family = known.get(entry.get("key")) if isinstance(entry, dict) else None
+        family = known.get(str(entry.get("key"))) if isinstance(entry, dict) else None
         if family is None:
             found.append(f"{where}: not a family of this sltcheck")
             continue
@@ -395,24 +395,3 @@ def _verdict_problems(entry: dict[str, Any], known_supremum: float | None) -> li
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=RELATIVE, abs_tol=1e-300)
 
-
-# --- every reader ---------------------------------------------------------------------------------------
-
-
-def verify_input(payload: dict[str, Any], file: Path, what: str = "--in") -> None:
-    """The rule every reader of a result file applies (the report, ``repro readme``): sealed, and
-    consistent with itself (a findings file), with the rows it derives from (a sweep's summary), or
-    with its runs and its own table (readings); ``results.json`` of Figures 7-8 is read as written."""
-    if file.name == "results.json":
-        return
-    require_sealed(payload, f"{what} {file.name.removesuffix('.json')}", file)
-    if file.name == "findings.json" or "planned" in payload:
-        checked(findings_problems(payload), f"{what} findings", file)
-    elif file.name == "summary.json":
-        from sltcheck.repro.verify import summary_differences
-
-        checked(summary_differences(payload, file), f"{what} summary", file)
-    elif file.name == "readings.json":
-        from sltcheck.repro.verify import readings_differences
-
-        checked(readings_differences(payload, file), f"{what} readings", file)

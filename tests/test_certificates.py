@@ -74,7 +74,7 @@ CASES: dict[str, tuple[Edit, str]] = {
                                           "certified_outcome: 'violated'"),
     "a family turned into a counterexample": (_forged_family, "counterexample"),
     "a forged measured interval": (lambda d: d["findings"][0]["interval"].update(measured_interval=["1.0", "1.1"]),
-                                   "differs from its record in interval.measured_interval"),
+                                   "interval.measured_interval: recorded ['1.0', '1.1']"),
     "a false decimal repr": (lambda d: d["findings"][0]["instance"]["alpha"].update(repr="0.5"),
                              "findings[0].instance.alpha: repr '0.5' is not the float"),
     "examples beside the ratios": (lambda d: d["findings"][0].update(examples=5000),

@@ -102,7 +102,7 @@ def test_concurrent_writers_never_mix_two_configurations(tmp_path: Path) -> None
     with sqlite3.connect(run_dir / "results.sqlite") as db:
         rows = list(db.execute("SELECT fingerprint, record FROM results"))
     assert {fingerprint for fingerprint, _ in rows} == {recorded["fingerprint"]}
-    assert {json.loads(record)["seed"] for _, record in rows} == {recorded["config"]["seed"]}
+    assert {json.loads(record)["record"]["seed"] for _, record in rows} == {recorded["config"]["seed"]}
 
 
 def test_a_second_writer_is_refused_while_the_first_holds_the_directory(tmp_path: Path,

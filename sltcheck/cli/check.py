@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     configure(getattr(args, "verbosity", 0))
     if args.replay:
-        from sltcheck.harness.replay import replay
+        from sltcheck.rederive import replay
 
         names = checking.statement_names(args.only)
         return replay(Path(args.replay), args.dps, tuple(names if args.only else ()),

@@ -1,4 +1,5 @@
-"""``sltcheck check --replay FILE``: every number a findings.json records, decided again.
+"""``sltcheck check --replay FILE``: every instance and number a findings.json records, decided again
+(:func:`replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole file's checks).
 
 Each recorded instance (a variant's worst instance, a mutant's counterexample) is evaluated twice:
 
@@ -36,6 +37,8 @@ from sltcheck.numerics.verdict import PRINTED_DIGITS, Verdict
 from sltcheck.statement_types import Instance
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sltcheck.records import FindingsFile
 
 LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.console)
@@ -262,24 +265,16 @@ class Replayed:
         return int(bool(self.differences or self.attention or not self.replayed))
 
 
-def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
-           allow_unsealed: bool = False) -> int:
-    """Re-decide every recorded instance and number of the findings file ``path`` (module doc) and
-    return the exit status (:attr:`Replayed.status`); see :func:`replay_file`."""
-    return replay_file(path, dps, only, rows, allow_unsealed).status
-
-
-def replay_file(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
-                allow_unsealed: bool = False) -> Replayed:
+def replay_records(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
+                   allow_unsealed: bool = False,
+                   whole_file: Callable[[dict[str, Any], tuple[str, ...]], list[str]] | None = None) -> Replayed:
     """Re-decide every recorded instance and number of the findings file ``path`` (module doc).
 
     ``only``: those of these statements; ``rows``, if given, gets one plain row per replayed instance
     (statement, variant or mutant, ratio and outcome at ``dps`` digits, the fields that differ from the
-    record). The whole file is checked whatever ``only`` says: every planned and finished unit has
-    its records, counts agree with lists (:func:`sltcheck.certificates.findings_problems`), and the
-    derived numbers are derived again (:mod:`sltcheck.harness.rederive`). A file without a digest
-    is a difference unless ``allow_unsealed``; one whose digest does not match always is."""
-    from sltcheck.certificates import findings_problems
+    record); ``whole_file(data, only)``: the differences of the file as a whole (the units, counts and
+    derived numbers: :func:`sltcheck.rederive.replay_file` passes them). A file without a digest is a
+    difference unless ``allow_unsealed``; one whose digest does not match always is."""
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load as load_file
 
@@ -295,7 +290,6 @@ def replay_file(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dic
             "; its numbers are re-decided below, and the file is refused unless --allow-unsealed")
         if not allow_unsealed:
             tally.differences.append(f"{path}: carries no digest (unsealed; --allow-unsealed accepts it)")
-    tally.differences += [f"{path}: {problem}" for problem in findings_problems(cast("dict[str, Any]", data))]
     for index, entry in enumerate(data["findings"]):
         if not only or entry["statement"] in only:
             tally.replayed += _replay_finding(path, dps, index, cast("dict[str, Any]", entry), tally, rows)
@@ -303,22 +297,10 @@ def replay_file(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dic
         if mutant["counterexample"] and not (only and mutant["statement"] not in only):
             _replay_mutant(path, dps, index, cast("dict[str, Any]", mutant), tally, rows)
             tally.replayed += 1
-    tally.differences += [f"{path}: {d}" for d in _rederived(cast("dict[str, Any]", data), only)]
+    if whole_file is not None:
+        tally.differences += [f"{path}: {d}" for d in whole_file(cast("dict[str, Any]", data), only)]
     _conclude(path, dps, only, data, tally)
     return tally
-
-
-def _rederived(data: dict[str, Any], only: tuple[str, ...]) -> list[str]:
-    """The derived numbers of the file (of ``only``'s statements) derived again from its records."""
-    from sltcheck.harness import rederive
-
-    if only:
-        data = {**data, "findings": [f for f in data["findings"] if f["statement"] in only],
-                "repaired_constants": [r for r in data.get("repaired_constants") or [] if r.get("statement") in only],
-                "slack": [r for r in data["slack"] if r.get("statement") in only],
-                "run": {**data["run"], "only": list(only)}}
-    found = rederive.repaired_differences(data) + rederive.slack_differences(data)
-    return found + rederive.family_differences(data)
 
 
 def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], tally: Replayed,
@@ -353,7 +335,7 @@ def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], tal
     )
     if verdict.violated:
         tally.attention.append(f"{name} [{variant}] is violated")
-    differences = finding_differences(entry, at, verdict) + _rederive_interval(entry, instance)
+    differences = finding_differences(entry, at, verdict)
     for difference in differences:
         LOG.warning("  %s %s [%s] %s", where, name, variant, difference)
     if differences:
@@ -387,10 +369,6 @@ def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], tal
     if not verdict.violated:
         tally.attention.append(f"mutant {label} is not refuted by its counterexample")
     differences = mutant_differences(mutant, at, verdict)
-    if verdict.violated:
-        from sltcheck.harness.rederive import mutant_interval_differences
-
-        differences += mutant_interval_differences(mutant, instance)
     for difference in differences:
         LOG.warning("  %s mutant %s %s", where, label, difference)
     if differences:
@@ -400,12 +378,6 @@ def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], tal
         rows.append({"statement": mutant["statement"], "variant": None, "mutant": mutant["mutant"],
                      "ratio": float(verdict.ratio), "outcome": "refuted" if verdict.violated else "NOT refuted",
                      "dps": dps, "differences": differences})
-
-
-def _rederive_interval(entry: dict[str, Any], instance: Instance) -> list[str]:
-    from sltcheck.harness.rederive import interval_differences
-
-    return interval_differences(entry, instance)
 
 
 def _conclude(path: Path, dps: int, only: tuple[str, ...], data: FindingsFile, tally: Replayed) -> None:

@@ -8,7 +8,7 @@ fig4|fig5|fig6``, ``readings.json`` of ``sltcheck repro readings``, ``results.js
 with its schema version checked and its shape validated (:mod:`sltcheck.schema`); the
 same file given twice is read once; a run that never finished is named in ``notes``
 (statements that never ran, a sweep without its summary) so the report never turns a
-killed run into "N of N held". Every file is verified as :func:`sltcheck.certificates.verify_input`
+killed run into "N of N held". Every file is verified as :func:`sltcheck.repro.verify.verify_input`
 says: one changed after sltcheck wrote it (its digest does not match), one without a digest, and
 one that disagrees with itself (or a summary with its results.sqlite) is refused.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sltcheck.certificates import verify_input
 from sltcheck.errors import UsageError
 from sltcheck.records import FindingsFile, LMResultsFile, ReadingsFile, SummaryFile
+from sltcheck.repro.verify import verify_input
 from sltcheck.schema import load
 
 KINDS: dict[str, tuple[str, type[Any], str]] = {

@@ -37,9 +37,9 @@ def result_files(path: Path) -> list[Path]:
 
 def load(paths: list[str]) -> list[dict[str, Any]]:
     """Every summary.json / readings.json / results.json found in ``paths`` (a run directory or the file)."""
-    from sltcheck.certificates import verify_input
     from sltcheck.errors import StoredResultError, UsageError
     from sltcheck.jsonfiles import read_json
+    from sltcheck.repro.verify import verify_input
     from sltcheck.schema import check_version
 
     out = []

@@ -174,3 +174,23 @@ def source_differences(directory: Path, summary: dict[str, Any], sample: int | N
         found += [f"{directory / 'results.sqlite'}: {line}" for line in differ(
             without_timing(stored[key]["records"]), without_timing(json_safe(again)), f"row {key!r}.records")]
     return found
+
+
+# --- every reader of a result file ---------------------------------------------------------------------
+
+
+def verify_input(payload: dict[str, Any], file: Path, what: str = "--in") -> None:
+    """The rule every reader of a result file applies (the report, ``repro readme``): sealed, and
+    consistent with itself (a findings file), with the rows it derives from (a sweep's summary), or
+    with its runs and its own table (readings); ``results.json`` of Figures 7-8 is read as written."""
+    from sltcheck.certificates import checked, findings_problems, require_sealed
+
+    if file.name == "results.json":
+        return
+    require_sealed(payload, f"{what} {file.name.removesuffix('.json')}", file)
+    if file.name == "findings.json" or "planned" in payload:
+        checked(findings_problems(payload), f"{what} findings", file)
+    elif file.name == "summary.json":
+        checked(summary_differences(payload, file), f"{what} summary", file)
+    elif file.name == "readings.json":
+        checked(readings_differences(payload, file), f"{what} readings", file)

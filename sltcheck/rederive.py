@@ -1,7 +1,8 @@
-"""The numbers a findings.json derives from its records, derived again (``sltcheck check --replay``).
+"""``sltcheck check --replay FILE``: the whole findings file checked as a certificate (:func:`replay_file`).
 
-:func:`sltcheck.certificates.findings_problems` checks a file against itself (every reader runs it);
-this module recomputes what the records only imply, as the run computed it:
+Every recorded instance is re-decided (:mod:`sltcheck.harness.replay`); the file is checked against
+itself (:func:`sltcheck.certificates.findings_problems`, as every reader does); and what the records
+only imply is recomputed here, as the run computed it:
 
 - each worst instance's and each mutant counterexample's interval verdict
   (:mod:`sltcheck.harness.interval_verdict`, on the backend it was recorded with where that one is
@@ -12,15 +13,17 @@ this module recomputes what the records only imply, as the run computed it:
 - each ``certified_over_family`` counterexample, decided again by the statement's own evaluation
   (:func:`sltcheck.certify.seeds.certified_ratio`).
 
-Each function returns one line per difference (empty: none), naming the field.
+Each ``*_differences`` function returns one line per difference (empty: none), naming the field.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 from typing import Any
 
+from sltcheck.harness.replay import Replayed, decode, replay_records
 from sltcheck.numerics.balls import arb_available
 
 # A searched bracket's lower end: a search steered by float64 ratios may end elsewhere on another CPU.
@@ -169,7 +172,7 @@ def family_differences(data: dict[str, Any]) -> list[str]:
     found = []
     for index, entry in enumerate((data.get("certified_over_family") or {}).get("families") or []):
         counterexample = entry.get("counterexample") if isinstance(entry, dict) else None
-        family = known.get(entry.get("key")) if isinstance(entry, dict) else None
+        family = known.get(str(entry.get("key"))) if isinstance(entry, dict) else None
         if not counterexample or family is None:
             continue
         where = f"certified_over_family.families[{index}] {family.key}"
@@ -186,5 +189,46 @@ def family_differences(data: dict[str, Any]) -> list[str]:
     return found
 
 
+def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
+           allow_unsealed: bool = False) -> int:
+    """``sltcheck check --replay``'s exit status (:attr:`~sltcheck.harness.replay.Replayed.status`)."""
+    return replay_file(path, dps, only, rows, allow_unsealed).status
+
+
+def replay_file(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
+                allow_unsealed: bool = False) -> Replayed:
+    """Every recorded instance and number of the findings file ``path`` re-decided (those of ``only``'s
+    statements), and the whole file checked: its units, counts and lists whatever ``only`` says, its
+    derived numbers derived again; ``rows`` and ``allow_unsealed`` as
+    :func:`sltcheck.harness.replay.replay_records`."""
+    return replay_records(path, dps, only, rows, allow_unsealed,
+                          whole_file=lambda data, names: whole_file_differences(data, names, path))
+
+
+def whole_file_differences(data: dict[str, Any], only: tuple[str, ...], path: Path) -> list[str]:
+    """The file against itself, then its derived numbers (of ``only``'s statements) derived again."""
+    from sltcheck.certificates import findings_problems
+
+    found = findings_problems(data)
+    if only:
+        data = {**data, "findings": [f for f in data["findings"] if f["statement"] in only],
+                "mutants": [m for m in data["mutants"] if m["statement"] in only],
+                "repaired_constants": [r for r in data.get("repaired_constants") or [] if r.get("statement") in only],
+                "slack": [r for r in data["slack"] if r.get("statement") in only],
+                "run": {**data["run"], "only": list(only)}}
+    for index, entry in enumerate(data["findings"]):
+        if entry["instance"]:
+            instance = decode(entry["instance"], path, f"findings[{index}].instance")
+            found += [f"findings[{index}] {entry['statement']} [{entry['variant']}] {line}"
+                      for line in interval_differences(entry, instance)]
+    for index, row in enumerate(data["mutants"]):
+        if row["counterexample"] and row["refuted"]:
+            instance = decode(row["counterexample"], path, f"mutants[{index}].counterexample")
+            found += [f"mutants[{index}] {row['statement']}:{row['mutant']} {line}"
+                      for line in mutant_interval_differences(row, instance)]
+    found += repaired_differences(data) + slack_differences(data)
+    return found + family_differences(data)
+
+
 __all__ = ["family_differences", "interval_differences", "mutant_interval_differences", "repaired_differences",
-           "slack_differences"]
+           "replay", "replay_file", "slack_differences", "whole_file_differences"]
