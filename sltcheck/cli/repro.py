@@ -118,8 +118,12 @@ def _readme(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """Exit 0 when every recomputed source and the summary agree with the store, 1 naming each difference."""
+    from sltcheck.errors import UsageError
     from sltcheck.repro.verify import verify
 
+    if not (Path(args.run_dir) / "summary.json").is_file():
+        raise UsageError(f"RUN_DIR: {args.run_dir!r} is not the run directory of a finished sweep (sltcheck repro "
+                         "fig4|fig5|fig6): it holds no summary.json")
     differences = verify(Path(args.run_dir), args.sample, args.seed, progress=not args.quiet)
     for line in differences:
         print(f"DIFFERS {line}")
@@ -134,14 +138,8 @@ def _verify(args: argparse.Namespace) -> int:
 def _verify_arguments(parser: argparse.ArgumentParser) -> None:
     from sltcheck.cli.options import SEED, InputPath, Integer
 
-    def sweep(path: Path) -> list[Path]:
-        if not (path / "summary.json").is_file():
-            raise ValueError("must be the run directory of a sweep (sltcheck repro fig4|fig5|fig6) with its "
-                             "summary.json")
-        return [path]
-
-    parser.add_argument("run_dir", metavar="RUN_DIR",
-                        type=InputPath("directory", sweep, "a sweep's run directory (with its summary.json)"))
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=InputPath("directory"),
+                        help="the run directory of a sweep (sltcheck repro fig4|fig5|fig6), with its summary.json")
     parser.add_argument("--sample", type=Integer(1, 10**9), default=None, metavar="N",
                         help="recompute N sources drawn at random (default: every one)")
     parser.add_argument("--seed", type=SEED, default=0, help="the seed that draws the sample (default 0)")
