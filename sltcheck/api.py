@@ -123,17 +123,22 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class ReplayResult:
-    """What :func:`replay` re-decided: ``status`` 0 when every instance and number replays as recorded,
-    1 otherwise; ``rows``, one per replayed instance (its ratio and outcome at ``dps`` digits and the
-    recorded fields that differ)."""
+    """What :func:`replay` re-decided. ``ok``: every recorded instance and number replays as recorded
+    (the file is sealed and whole, and a recorded violation that replays as a violation is as
+    recorded); ``status``: the exit status of ``sltcheck check --replay`` (1 also where a variant is
+    violated or a mutant survives, as recorded: a result that needs attention); ``differences``: one
+    line per field, record or digest that does not replay as recorded; ``rows``: one per replayed
+    instance (its ratio and outcome at ``dps`` digits and the recorded fields that differ)."""
 
     path: Path
     status: int
     rows: Table = field(default_factory=Table)
+    differences: list[str] = field(default_factory=list)
+    replayed: int = 0
 
     @property
     def ok(self) -> bool:
-        return self.status == 0
+        return not self.differences and self.replayed > 0
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,15 @@ def check(config: CheckConfig | None = None, /, *, verbosity: int = -1, **option
     """
     from sltcheck.checking import run
 
+    if config is not None and not isinstance(config, CheckConfig):
+        raise ValueError(f"config: give a CheckConfig (or keywords: check(profile={config!r}, ...)), got {config!r}")
+    if isinstance(verbosity, bool) or verbosity not in (-1, 0, 1):
+        raise ValueError(f"verbosity: must be -1 (warnings), 0 or 1, got {verbosity!r}")
     if config is None:
+        unknown = sorted(set(options) - set(CheckConfig.__dataclass_fields__))
+        if unknown:
+            raise ValueError(f"options: {unknown[0]!r} is not an option of check; allowed: "
+                             f"{', '.join(CheckConfig.__dataclass_fields__)}")
         config = CheckConfig(**options)
     elif options:
         raise ValueError(f"options: give a CheckConfig or keywords, not both (got {', '.join(sorted(options))})")
@@ -175,21 +188,30 @@ def check(config: CheckConfig | None = None, /, *, verbosity: int = -1, **option
     return CheckResult(Path(config.out) / "findings.json", data)
 
 
-def replay(path: str | Path, *, dps: int = 100, only: tuple[str, ...] | list[str] = ()) -> ReplayResult:
-    """Re-decide every instance and number recorded in a findings file at ``dps`` digits, as
-    ``sltcheck check --replay`` does (:func:`sltcheck.harness.replay.replay`)."""
-    from sltcheck.checking import statement_names
-    from sltcheck.harness.replay import replay as replay_file
+def replay(path: str | Path, *, dps: int = 100, only: tuple[str, ...] | list[str] = (),
+           allow_unsealed: bool = False) -> ReplayResult:
+    """Re-decide every instance and number recorded in a findings file at ``dps`` digits, and check
+    the whole file (its units, counts and derived numbers), as ``sltcheck check --replay`` does
+    (:func:`sltcheck.rederive.replay_file`); ``allow_unsealed`` as ``--allow-unsealed``."""
     from sltcheck.numerics.defaults import REPLAY_DPS
+    from sltcheck.rederive import replay_file
+    from sltcheck.registry import STATEMENT_MODULES
 
+    if isinstance(path, bool) or not isinstance(path, str | Path) or not str(path):
+        raise ValueError(f"path: give the path of a findings.json (a str or pathlib.Path), got {path!r}")
     if isinstance(dps, bool) or not isinstance(dps, int) or not 15 <= dps <= 10_000:
         raise ValueError(f"dps: must be an integer from 15 to 10000, got {dps!r} (default {REPLAY_DPS})")
-    if isinstance(only, str):
-        raise ValueError(f"only: give a sequence of statement names, not the string {only!r}")
-    names = tuple(statement_names(list(only))) if only else ()
+    if isinstance(only, str) or not isinstance(only, list | tuple):
+        raise ValueError(f"only: give a list or tuple of statement names, got {only!r}")
+    unknown = [name for name in only if name not in STATEMENT_MODULES]
+    if unknown:
+        raise ValueError(f"only: {unknown[0]!r} is not a statement; allowed: {', '.join(STATEMENT_MODULES)}")
+    if not isinstance(allow_unsealed, bool):
+        raise ValueError(f"allow_unsealed: must be true or false, got {allow_unsealed!r}")
+    names = tuple(name for name in STATEMENT_MODULES if name in only)
     rows = Table()
-    status = replay_file(Path(path), dps, names, rows=rows)
-    return ReplayResult(Path(path), status, rows)
+    found = replay_file(Path(path), dps, names, rows=rows, allow_unsealed=allow_unsealed)
+    return ReplayResult(Path(path), found.status, rows, list(found.differences), found.replayed)
 
 
 def certify(config: CertifyConfig | None = None, /, **options: Any) -> CertifyResult:

@@ -83,8 +83,13 @@ class CheckConfig:
             raise ValueError(f"seed: must be an integer from 0 to {MAX_SEED}, got {self.seed!r}")
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"workers: must be an integer >= 1, got {self.workers!r}")
-        if not str(self.out):
-            raise ValueError("out: must name a directory, got ''")
+        for name in ("search", "mutants", "power", "probability"):
+            value, optional = getattr(self, name), name in ("power", "probability")
+            if not isinstance(value, bool) and not (value is None and optional):
+                raise ValueError(f"{name}: must be true or false{' (or None: the default)' if optional else ''}, "
+                                 f"got {value!r}")
+        if isinstance(self.out, bool) or not isinstance(self.out, str | Path) or not str(self.out):
+            raise ValueError(f"out: must name a directory (a str or pathlib.Path), got {self.out!r}")
 
 
 @dataclass(frozen=True)

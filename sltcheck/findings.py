@@ -20,12 +20,13 @@ LOG = logging.getLogger("sltcheck")
 
 def resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     """The findings.json already in ``out`` (to resume), ``None`` if there is none; refuses
-    another run's findings (naming the differing options), a file changed since sltcheck wrote it,
-    and finished searches whose gradients another environment computed (autograd beside finite
+    another run's findings (naming the differing options), a file changed since sltcheck wrote it or
+    without a digest, one that disagrees with itself (a unit without its record, ...), and finished
+    searches whose gradients another environment computed (autograd beside finite
     differences: torch installed or removed since)."""
+    from sltcheck.certificates import checked, findings_problems, require_sealed
     from sltcheck.errors import StoredResultError
     from sltcheck.harness.gradients import backend_name, differentiable
-    from sltcheck.jsonfiles import seal_state
     from sltcheck.records import FindingsFile
     from sltcheck.rundir import refuse_other_configuration
     from sltcheck.schema import load
@@ -38,14 +39,11 @@ def resume(out: Path, run_config: CheckRun) -> FindingsFile | None:
     except StoredResultError as error:  # never overwritten, even when unreadable
         raise StoredResultError(f"{error}; it is left as it is: move it away or give another --out") from None
     refuse_other_configuration(out, dict(found["run"]), dict(run_config))
-    sealed = seal_state(found)
-    if sealed == "edited":
-        raise StoredResultError(f"findings {str(path)!r} was changed after sltcheck wrote it (its digest does not "
-                                "match its content), so its finished units cannot be trusted: replay it "
-                                "(sltcheck check --replay) and give another --out")
-    if sealed == "unsealed":
-        LOG.warning("%s carries no digest (an sltcheck before digests wrote it): its finished units are kept as "
-                    "they are; sltcheck check --replay re-decides them", path)
+    try:
+        require_sealed(found, "findings", path)
+        checked(findings_problems(dict(found)), "findings", path)
+    except StoredResultError as error:
+        raise StoredResultError(f"{error}; its finished units cannot be trusted: give another --out") from None
     for entry in found["findings"]:
         recorded = entry["search"]["gradients"] if entry["search"] else None
         here = backend_name(differentiable(entry["statement"], entry["variant"]))
@@ -95,9 +93,10 @@ def _in_planned_order(state: FindingsFile) -> None:
 
 def load_complete(source: Path) -> FindingsFile:
     """The complete findings.json ``source`` (the ``--in`` of ``sltcheck findings``): refuses a partial
-    run and a file changed since sltcheck wrote it, and warns where it carries no digest."""
+    run, a file changed since sltcheck wrote it or without a digest, and one that disagrees with itself
+    (:func:`sltcheck.certificates.findings_problems`)."""
+    from sltcheck.certificates import checked, findings_problems, require_sealed
     from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import seal_state
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load
 
@@ -106,13 +105,8 @@ def load_complete(source: Path) -> FindingsFile:
         missing = [unit for unit in data["planned"] if unit not in data["done"]]
         raise StoredResultError(f"--in {str(source)!r} is a partial run ({len(missing)} of {len(data['planned'])} "
                                 f"units missing, from {missing[0]}); rerun its sltcheck check to finish it")
-    sealed = seal_state(data)
-    if sealed == "edited":
-        raise StoredResultError(f"--in {str(source)!r} was changed after sltcheck wrote it (its digest does not "
-                                f"match its content); sltcheck check --replay {str(source)!r} names what differs")
-    if sealed == "unsealed":
-        LOG.warning("note: %s carries no digest (written before sltcheck sealed its findings); "
-                    "sltcheck check --replay re-decides its numbers", source)
+    require_sealed(data, "--in findings", source)
+    checked(findings_problems(dict(data)), "--in findings", source)
     return data
 
 

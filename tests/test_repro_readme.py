@@ -13,7 +13,7 @@ from sltcheck.repro import readme, synthetic
 def fig8_document(losses: dict[float, list[float]]) -> dict:
     runs = [{"mode": "edge-popup", "scale": s, "best_val_loss": v, "seed": i}
             for s, values in losses.items() for i, v in enumerate(values)]
-    return {"figure": "fig8", "preset": "cpu-learn", "_source": "runs/x", "runs": runs,
+    return {"schema_version": 1, "figure": "fig8", "preset": "cpu-learn", "_source": "runs/x", "runs": runs,
             "config": {"theory_scale": 2.378, "head_dim": 32,
                        "train": {"epochs": 4, "steps_per_epoch": 100, "batch_size": 32, "lr": 0.03, "min_lr": 0.003,
                                  "weight_decay": 0.0},
@@ -66,7 +66,7 @@ def fig7_document(losses: dict[tuple[str, str, float], list[float]]) -> dict:
     train = {"epochs": 4, "steps_per_epoch": 50, "batch_size": 32, "lr": 0.03, "min_lr": 0.003, "weight_decay": 0.0}
     config = {"model": {"n_layer": 1, "n_embd": 128, "block_size": 32, "vocab_size": 512}, "head_dim": 64,
               "train": train, "dense_train": {**train, "lr": 0.003, "min_lr": 0.0003}}
-    return {"figure": "fig7", "preset": "a,b", "_source": "runs/fig7", "runs": runs,
+    return {"schema_version": 1, "figure": "fig7", "preset": "a,b", "_source": "runs/fig7", "runs": runs,
             "config": {"sizes": ["a", "b"], "per_size": {"a": config, "b": config},
                        "theory_scale": {"a": 2.828, "b": 2.828}}}
 

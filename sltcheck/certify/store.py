@@ -72,8 +72,15 @@ class Store:
             )
             if "digest" not in [row[1] for row in self.db.execute("PRAGMA table_info(family)")]:
                 self.db.execute("ALTER TABLE family ADD COLUMN digest TEXT")  # a store from before digests
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:  # a new store, or one from before the version (whose rows carry digests)
+                self.db.execute(f"PRAGMA user_version = {STORE_VERSION}")
         except sqlite3.Error as error:
             raise store_error(error, path, "box store") from None
+        if version > STORE_VERSION:
+            self.db.close()
+            raise StoredResultError(f"box store {str(path)!r} has schema version {version}; this sltcheck reads "
+                                    f"version {STORE_VERSION}: use the sltcheck that wrote it, or another --out")
 
     def close(self) -> None:
         self.db.close()
@@ -116,15 +123,16 @@ class Store:
         total = math.fsum([state.closed_volume, state.outside_volume, *(volume for *_, volume in rows)])
         if abs(total - 1.0) > VOLUME_SLACK:
             raise self._damaged(key, f"accounts for {total!r} of its volume, not all of it (boxes lost or edited)")
-        if digest is not None:
-            previous, _, recorded = digest.partition(":")
-            if _family_digest(previous, config_text, state_text, hashes) != recorded:
-                raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
-                                         "deleted or edited)")
-        self._hashes[key], self._digest[key] = hashes, digest.partition(":")[2] if digest else ""
+        if not isinstance(digest, str) or ":" not in digest:  # every round of every version writes one
+            raise self._damaged(key, f"has no digest (found {digest!r}): its rows were edited, or written by an "
+                                     "sltcheck before digests, and cannot be verified")
+        previous, _, recorded = digest.partition(":")
+        if _family_digest(previous, config_text, state_text, hashes) != recorded:
+            raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
+                                     "deleted or edited)")
+        self._hashes[key], self._digest[key] = hashes, recorded
         self._resumed[key] = {"file": str(self.path), "resumed_at_round": state.rounds, "boxes_before": state.evaluated,
-                              "verified": ("the digest chained per round and the volume" if digest is not None else
-                                           "the volume only (a store written before digests)")}
+                              "verified": "the digest chained per round and the volume"}
         return state, opened
 
     def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
@@ -157,6 +165,9 @@ class Store:
         return None if resumed is None else {**resumed, "digest": self._digest.get(key)}
 
 
+# PRAGMA user_version of boxes.sqlite: 1 = every family row carries its chained digest (a NULL one is
+# an edit, never a store "from before digests"); a store of a newer version is refused.
+STORE_VERSION = 1
 VOLUME_SLACK = 1e-9  # the volumes are dyadic fractions summed in float64: exact far below this
 
 

@@ -2,7 +2,7 @@
 
     sltcheck check [--profile ci|dev|deep] [--only NAME ...] [--out DIR] [--seed N]
                    [--no-search] [--no-mutants] [--workers N]
-    sltcheck check --replay FILE [--only NAME ...] [--dps 100]
+    sltcheck check --replay FILE [--only NAME ...] [--dps 100] [--allow-unsealed]
 
 ``-q`` prints warnings only, ``-v`` a line per variant and mutant; by default a progress
 bar per statement (examples/s and ETA) runs on stderr and the table is printed at the end.
@@ -55,6 +55,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--replay", metavar="FILE", type=INPUT_FILE,
         help="re-decide every instance and number recorded in FILE instead of searching"
     )
+    parser.add_argument("--allow-unsealed", action="store_true",
+                        help="with --replay: accept a file that carries no digest (its numbers are re-decided "
+                             "all the same); without it such a file makes the replay exit 1")
     parser.add_argument("--dps", type=Integer(15, MAX_REPLAY_DPS), default=REPLAY_DPS,
                         help=f"digits for --replay (default {REPLAY_DPS})")
     parser.add_argument("--probability", action=argparse.BooleanOptionalAction, default=None,
@@ -88,10 +91,11 @@ def run(args: argparse.Namespace) -> int:
 
     configure(getattr(args, "verbosity", 0))
     if args.replay:
-        from sltcheck.harness.replay import replay
+        from sltcheck.rederive import replay
 
         names = checking.statement_names(args.only)
-        return replay(Path(args.replay), args.dps, tuple(names if args.only else ()))
+        return replay(Path(args.replay), args.dps, tuple(names if args.only else ()),
+                      allow_unsealed=getattr(args, "allow_unsealed", False))
     config = checking.CheckConfig(
         profile=args.profile, only=tuple(args.only or ()), seed=args.seed, search=not args.no_search,
         mutants=not args.no_mutants, power=args.power, probability=args.probability,

@@ -97,6 +97,8 @@ def register(cli) -> None:  # sltcheck.cli.CommandLine
         cli.command(figure, help_text, _handler(figure), group="repro", arguments=_arguments)
     cli.command("readme", "write the paper-beside-sltcheck page (docs/results/paper.md) from run directories", _readme,
                 group="repro", arguments=_readme_arguments)
+    cli.command("verify", "recompute a synthetic sweep's sources (all, or --sample N) and its summary, and "
+                "compare them with what RUN_DIR stores", _verify, group="repro", arguments=_verify_arguments)
     cli.command("readings", "Figure 4, 5 or 6 under a grid of readings of the paper, side by side "
                 "(readings.json, a plot of every reading, a conclusion)", _readings, group="repro",
                 arguments=_readings_arguments)
@@ -112,6 +114,36 @@ def _readme(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Exit 0 when every recomputed source and the summary agree with the store, 1 naming each difference."""
+    from sltcheck.errors import UsageError
+    from sltcheck.repro.verify import verify
+
+    if not (Path(args.run_dir) / "summary.json").is_file():
+        raise UsageError(f"RUN_DIR: {args.run_dir!r} is not the run directory of a finished sweep (sltcheck repro "
+                         "fig4|fig5|fig6): it holds no summary.json")
+    differences = verify(Path(args.run_dir), args.sample, args.seed, progress=not args.quiet)
+    for line in differences:
+        print(f"DIFFERS {line}")
+    what = "every source" if args.sample is None else f"{args.sample} sources drawn with seed {args.seed}"
+    if differences:
+        print(f"{args.run_dir}: {len(differences)} differences ({what} recomputed)")
+        return 1
+    print(f"{args.run_dir}: the summary and {what} recompute as stored")
+    return 0
+
+
+def _verify_arguments(parser: argparse.ArgumentParser) -> None:
+    from sltcheck.cli.options import SEED, InputPath, Integer
+
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=InputPath("directory"),
+                        help="the run directory of a sweep (sltcheck repro fig4|fig5|fig6), with its summary.json")
+    parser.add_argument("--sample", type=Integer(1, 10**9), default=None, metavar="N",
+                        help="recompute N sources drawn at random (default: every one)")
+    parser.add_argument("--seed", type=SEED, default=0, help="the seed that draws the sample (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _readme_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""``sltcheck check --replay FILE``: every number a findings.json records, decided again.
+"""``sltcheck check --replay FILE``: every instance and number a findings.json records, decided again
+(:func:`replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole file's checks).
 
 Each recorded instance (a variant's worst instance, a mutant's counterexample) is evaluated twice:
 
@@ -21,6 +22,7 @@ reported too: replay re-decides the numbers, the digest says whether anything el
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from pathlib import Path
@@ -29,11 +31,14 @@ from typing import TYPE_CHECKING, Any, cast
 import mpmath
 
 from sltcheck.errors import StoredResultError
+from sltcheck.jsonfiles import seal_state
 from sltcheck.numerics.defaults import GUARD_DIGITS, PROPERTY_DPS
 from sltcheck.numerics.verdict import PRINTED_DIGITS, Verdict
 from sltcheck.statement_types import Instance
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sltcheck.records import FindingsFile
 
 LOG = logging.getLogger("sltcheck")  # the command line's (sltcheck.console)
@@ -239,34 +244,69 @@ def recorded_dps(entry: dict[str, Any], path: Path, where: str) -> int:
     return dps
 
 
-def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None) -> int:
+@dataclasses.dataclass
+class Replayed:
+    """What a replay found: ``differences`` (the file is not what its records re-derive to: a field, a
+    missing or extra record, the digest), ``attention`` (what replays as recorded but needs attention:
+    a violated variant, a mutant its counterexample does not refute) and how many instances it
+    re-decided. ``status`` is the command's exit status (1 where either list is non-empty or nothing
+    replayed); ``as_recorded``: every recorded instance and number replays as recorded."""
+
+    differences: list[str] = dataclasses.field(default_factory=list)
+    attention: list[str] = dataclasses.field(default_factory=list)
+    replayed: int = 0
+
+    @property
+    def as_recorded(self) -> bool:
+        return not self.differences and self.replayed > 0
+
+    @property
+    def status(self) -> int:
+        return int(bool(self.differences or self.attention or not self.replayed))
+
+
+def replay_records(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
+                   allow_unsealed: bool = False,
+                   whole_file: Callable[[dict[str, Any], tuple[str, ...]], list[str]] | None = None) -> Replayed:
     """Re-decide every recorded instance and number of the findings file ``path`` (module doc).
 
     ``only``: those of these statements; ``rows``, if given, gets one plain row per replayed instance
     (statement, variant or mutant, ratio and outcome at ``dps`` digits, the fields that differ from the
-    record). Exit status 1 when an instance is violated at ``dps`` digits,
-    a recorded number or flag differs from its re-decision, a mutant's counterexample does not refute
-    it, the file's digest does not match its content, or there is nothing to replay."""
+    record); ``whole_file(data, only)``: the differences of the file as a whole (the units, counts and
+    derived numbers: :func:`sltcheck.rederive.replay_file` passes them). A file without a digest is a
+    difference unless ``allow_unsealed``; one whose digest does not match always is."""
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load as load_file
 
     data = load_file(path, FindingsFile, "--replay findings")
-    problems: list[str] = []
-    replayed = 0
+    tally = Replayed()
+    sealed = seal_state(data)
+    if sealed == "edited":
+        tally.differences.append(f"{path}: its digest does not match its content (changed after sltcheck wrote it)")
+    elif sealed == "unsealed":
+        (LOG.warning if allow_unsealed else LOG.error)(
+            "%s carries no digest: written by hand or by an sltcheck before digests%s", path,
+            " (--allow-unsealed: its numbers are re-decided below)" if allow_unsealed else
+            "; its numbers are re-decided below, and the file is refused unless --allow-unsealed")
+        if not allow_unsealed:
+            tally.differences.append(f"{path}: carries no digest (unsealed; --allow-unsealed accepts it)")
     for index, entry in enumerate(data["findings"]):
         if not only or entry["statement"] in only:
-            replayed += _replay_finding(path, dps, index, cast("dict[str, Any]", entry), problems, rows)
+            tally.replayed += _replay_finding(path, dps, index, cast("dict[str, Any]", entry), tally, rows)
     for index, mutant in enumerate(data["mutants"]):
         if mutant["counterexample"] and not (only and mutant["statement"] not in only):
-            _replay_mutant(path, dps, index, cast("dict[str, Any]", mutant), problems, rows)
-            replayed += 1
-    return _conclude(path, dps, only, data, replayed, problems)
+            _replay_mutant(path, dps, index, cast("dict[str, Any]", mutant), tally, rows)
+            tally.replayed += 1
+    if whole_file is not None:
+        tally.differences += [f"{path}: {d}" for d in whole_file(cast("dict[str, Any]", data), only)]
+    _conclude(path, dps, only, data, tally)
+    return tally
 
 
-def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], problems: list[str],
+def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], tally: Replayed,
                     rows: list[dict[str, Any]] | None) -> bool:
     """One finding's worst instance re-decided at ``dps`` digits (and at its recorded digits) and
-    compared with its record, each problem added to ``problems``; whether it had an instance."""
+    compared with its record, each problem added to ``tally``; whether it had an instance."""
     from sltcheck.assumptions import violations
     from sltcheck.registry import STATEMENT_MODULES, load
 
@@ -276,7 +316,7 @@ def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], pro
         if entry["worst_ratio"] is not None or entry["verdict"] is not None:
             LOG.warning("  %s %s [%s]: records a worst ratio or a verdict but no instance to replay it",
                         where, name, variant)
-            problems.append(f"{name} [{variant}] records numbers without an instance")
+            tally.differences.append(f"{path}: {where} {name} [{variant}] records numbers without an instance")
         return False
     if name not in STATEMENT_MODULES or variant not in load(name).VARIANTS:
         raise StoredResultError(f"--replay {str(path)!r}: {where} names {name} [{variant}], "
@@ -294,20 +334,20 @@ def _replay_finding(path: Path, dps: int, index: int, entry: dict[str, Any], pro
         + (f"; assumptions violated: {'; '.join(map(str, broken))}" if broken else "")
     )
     if verdict.violated:
-        problems.append(f"{name} [{variant}] is violated")
+        tally.attention.append(f"{name} [{variant}] is violated")
     differences = finding_differences(entry, at, verdict)
     for difference in differences:
         LOG.warning("  %s %s [%s] %s", where, name, variant, difference)
     if differences:
         fields = ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences))
-        problems.append(f"{name} [{variant}] differs from its record in {fields}")
+        tally.differences.append(f"{path}: {where} {name} [{variant}] differs from its record in {fields}")
     if rows is not None:
         rows.append({"statement": name, "variant": variant, "mutant": None, "ratio": float(verdict.ratio),
                      "outcome": state, "dps": dps, "differences": differences})
     return True
 
 
-def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], problems: list[str],
+def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], tally: Replayed,
                    rows: list[dict[str, Any]] | None) -> None:
     """One mutant's counterexample re-decided at ``dps`` digits (and at the harness's) and compared
     with its record: it must still refute the mutant; each problem added to ``problems``."""
@@ -327,12 +367,12 @@ def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], pro
     LOG.info("%s", f"{mutant['statement']} mutant {mutant['mutant']}: ratio {verdict.ratio:.17g} at {dps} digits: "
                    f"{'refuted' if verdict.violated else 'NOT refuted'}")
     if not verdict.violated:
-        problems.append(f"mutant {label} is not refuted by its counterexample")
+        tally.attention.append(f"mutant {label} is not refuted by its counterexample")
     differences = mutant_differences(mutant, at, verdict)
     for difference in differences:
         LOG.warning("  %s mutant %s %s", where, label, difference)
     if differences:
-        problems.append(f"mutant {label} differs from its record in "
+        tally.differences.append(f"{path}: {where} mutant {label} differs from its record in "
                         + ", ".join(dict.fromkeys(d.split(":", 1)[0] for d in differences)))
     if rows is not None:
         rows.append({"statement": mutant["statement"], "variant": None, "mutant": mutant["mutant"],
@@ -340,22 +380,20 @@ def _replay_mutant(path: Path, dps: int, index: int, mutant: dict[str, Any], pro
                      "dps": dps, "differences": differences})
 
 
-def _conclude(path: Path, dps: int, only: tuple[str, ...], data: FindingsFile, replayed: int,
-              problems: list[str]) -> int:
-    """The replay's exit status (1: the digest does not match, nothing replayed, or a problem), logged."""
-    from sltcheck.jsonfiles import seal_state
-
-    if seal_state(data) == "edited":
-        LOG.warning("%s was changed after sltcheck wrote it: its digest does not match its content", path)
-        problems.insert(0, "the file's digest does not match its content")
-    if not replayed:
+def _conclude(path: Path, dps: int, only: tuple[str, ...], data: FindingsFile, tally: Replayed) -> None:
+    """The replay's conclusion, logged: one line per difference (each naming the file), then what needs attention."""
+    if not tally.replayed:
         LOG.warning("nothing to replay: %s records no instance%s", path, f" of {', '.join(only)}" if only else "")
-        return 1
     if not data["complete"]:
         LOG.warning("note: %s is a partial run; only its finished units were replayed", path)
-    if problems:
-        LOG.warning("\n%s replayed instances; needs attention: %s", replayed, "; ".join(problems))
-        return 1
-    LOG.info("\nall %s recorded instances replay as recorded at %s digits (every recorded number re-decided "
-             "at the digits it was recorded at)", replayed, dps)
-    return 0
+    for difference in tally.differences:
+        LOG.warning("DIFFERS %s", difference)
+    if tally.differences or tally.attention:
+        verdict = ("does not replay as recorded" if tally.differences else
+                   "replays as recorded, but needs attention")
+        LOG.warning("\n%s replayed instances; %s %s%s", tally.replayed, path, verdict,
+                    f": {'; '.join(tally.attention)}" if tally.attention else "")
+    elif tally.replayed:
+        LOG.info("\nall %s recorded instances replay as recorded at %s digits (every recorded number re-decided "
+                 "at the digits it was recorded at; the units, counts and derived numbers of the whole file "
+                 "re-derived)", tally.replayed, dps)

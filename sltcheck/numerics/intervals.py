@@ -58,13 +58,16 @@ from sltcheck.numerics.enclosures import (  # noqa: F401 (re-exported: the helpe
 from sltcheck.numerics.singular_values import SPECTRAL_BITS, spectral_norm  # noqa: F401 (re-exported)
 
 
-def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def softmax(logits: np.ndarray, mask: np.ndarray, multiplicity: Any = None) -> np.ndarray:
     """Interval enclosure of the masked softmax along the last axis (Section 2.2).
 
-    Shifted by the midpoint of the first attended logit's enclosure (any shift gives the
-    same real value; a point shift keeps the enclosure tight)."""
+    ``multiplicity`` (positive, one per entry of the last axis; None: every entry once) weighs
+    entry j as n_j copies of itself, n_j a_j exp(x_j) / sum_k n_k a_k exp(x_k), exactly as
+    ``reference.masked_softmax`` does. Shifted by the midpoint of the first attended logit's
+    enclosure (any shift gives the same real value; a point shift keeps the enclosure tight)."""
     logits = np.asarray(logits, dtype=object)
     attended = np.broadcast_to(np.asarray(mask).astype(bool), logits.shape)
+    counts = _counts(multiplicity, logits.shape[-1])
     out = np.empty(logits.shape, dtype=object)
     for index in np.ndindex(logits.shape[:-1]):
         row, keep = logits[index], attended[index]
@@ -72,28 +75,43 @@ def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
             raise ValueError(f"mask row {index} attends to no token")
         live = [x for x, k in zip(row, keep, strict=True) if k]
         if all_exact(live) and all(x.value is not None and x.value.compare(live[0].value) == 0 for x in live):
-            out[index] = [num(1) / len(live) if k else num(0) for k in keep]  # equal logits: uniform, exactly
+            # equal logits: the weights are the counts' shares, exactly
+            share = [n if k else num(0) for n, k in zip(counts, keep, strict=True)]
+            total = sum(share[1:], share[0])
+            out[index] = [n / total for n in share]
             continue
         lo, hi = ends(row[np.flatnonzero(keep)[0]])
         # any point gives the same real value; the logit itself where it is one (exp(0) = 1 exactly)
         shift = num(lo) if lo == hi else num((lo + hi) / 2)
-        weights = [exp(x - shift) if k else num(0) for x, k in zip(row, keep, strict=True)]
+        weights = [n * exp(x - shift) if k else num(0) for x, k, n in zip(row, keep, counts, strict=True)]
         total = sum(weights[1:], weights[0])
         out[index] = [w / total for w in weights]
     return out
 
 
-def mha(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
+def _counts(multiplicity: Any, length: int) -> list[Any]:
+    """The multiplicities as exact points (a float64 converts exactly), 1 each where None."""
+    if multiplicity is None:
+        return [num(1)] * length
+    n = np.asarray(multiplicity, dtype=np.float64)
+    if n.shape != (length,) or not bool(np.all(np.isfinite(n) & (n > 0))):
+        raise ValueError(f"multiplicity must hold {length} positive finite numbers (one per token), "
+                         f"got {n.tolist()!r}")
+    return [num(float(v)) for v in n]
+
+
+def mha(X: np.ndarray, mask: np.ndarray, weights: Any, multiplicity: Any = None) -> np.ndarray:
     """Interval enclosure of ``reference.mha`` (per-head form, Eqs. 1, 2): (T, d2).
 
-    ``X`` is float64 or an array of intervals (the output of an earlier block)."""
+    ``X`` is float64 or an array of intervals (the output of an earlier block); ``multiplicity``:
+    token k stands for n_k copies of itself (see :func:`softmax`)."""
     Xi = intervals(X)
     Q, K, V, O = (intervals(w) for w in weights.tensors())
     scale = sqrt(num(weights.d_key))
     heads = []
     for j in range(weights.heads):
         scores = (Xi @ Q[j]) @ (Xi @ K[j]).T / scale
-        heads.append(softmax(scores, mask) @ (Xi @ V[j]) @ O[j])
+        heads.append(softmax(scores, mask, multiplicity) @ (Xi @ V[j]) @ O[j])
     return np.asarray(sum(heads[1:], heads[0]), dtype=object)
 
 
@@ -117,17 +135,18 @@ def fc(rows: np.ndarray, layers: Sequence[np.ndarray]) -> np.ndarray:
     return np.asarray(h, dtype=object)
 
 
-def block(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
+def block(X: np.ndarray, mask: np.ndarray, weights: Any, multiplicity: Any = None) -> np.ndarray:
     """Interval enclosure of ``reference.block``: Blk(x_i) = F(Attn(x_i) + x_i) + Attn(x_i) + x_i."""
-    residual = mha(X, mask, weights.attention) + intervals(X)
+    residual = mha(X, mask, weights.attention, multiplicity) + intervals(X)
     return fc(residual, weights.fc.layers) + residual
 
 
-def transformer(X: np.ndarray, mask: np.ndarray, weights: Any) -> np.ndarray:
-    """Interval enclosure of ``reference.transformer``: the blocks one after the other."""
+def transformer(X: np.ndarray, mask: np.ndarray, weights: Any, multiplicity: Any = None) -> np.ndarray:
+    """Interval enclosure of ``reference.transformer``: the blocks one after the other (a copy of a
+    token stays a copy, so ``multiplicity`` weighs every block's keys, as in the reference)."""
     out = intervals(X)
     for layer in weights.blocks:
-        out = block(out, mask, layer)
+        out = block(out, mask, layer, multiplicity)
     return out
 
 
@@ -158,9 +177,10 @@ def gap(run: Callable[[Any], np.ndarray], target: Any, source: Any) -> Any:
     return hull_max(row_norms(run(source) - run(target)))
 
 
-def instance_gap(forward: Callable[[np.ndarray, np.ndarray, Any], np.ndarray], instance: dict[str, Any],
-                 target: Any, source: Any) -> Any:
-    """``gap`` of ``forward(X, mask, weights)`` at the instance's tokens ``X`` and ``mask``."""
+def instance_gap(forward: Callable[..., np.ndarray], instance: dict[str, Any], target: Any, source: Any) -> Any:
+    """``gap`` of ``forward(X, mask, weights, multiplicity)`` at the instance's tokens ``X``, ``mask``
+    and token multiplicities (where it carries them: every field of the instance is honoured)."""
     X = np.asarray(instance["X"], dtype=np.float64)
     mask = np.asarray(instance["mask"])
-    return gap(lambda w: forward(X, mask, w), target, source)
+    counts = instance.get("multiplicity")
+    return gap(lambda w: forward(X, mask, w, counts), target, source)

@@ -8,9 +8,9 @@ fig4|fig5|fig6``, ``readings.json`` of ``sltcheck repro readings``, ``results.js
 with its schema version checked and its shape validated (:mod:`sltcheck.schema`); the
 same file given twice is read once; a run that never finished is named in ``notes``
 (statements that never ran, a sweep without its summary) so the report never turns a
-killed run into "N of N held". A findings.json changed after sltcheck wrote it (its digest,
-:func:`sltcheck.jsonfiles.seal`, does not match) is refused; one without a digest is named in
-``notes`` (its numbers are as written: ``sltcheck check --replay`` re-decides them).
+killed run into "N of N held". Every file is verified as :func:`sltcheck.repro.verify.verify_input`
+says: one changed after sltcheck wrote it (its digest does not match), one without a digest, and
+one that disagrees with itself (or a summary with its results.sqlite) is refused.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sltcheck.errors import StoredResultError, UsageError
-from sltcheck.jsonfiles import seal_state
+from sltcheck.errors import UsageError
 from sltcheck.records import FindingsFile, LMResultsFile, ReadingsFile, SummaryFile
+from sltcheck.repro.verify import verify_input
 from sltcheck.schema import load
 
 KINDS: dict[str, tuple[str, type[Any], str]] = {
@@ -45,8 +45,7 @@ def load_inputs(paths: list[str]) -> dict[str, list[Any]]:
             seen.add(resolved)
             kind, record_type, what = KINDS[file.name]
             payload = dict(load(file, record_type, what))
-            if kind == "findings":
-                found["notes"] += _unsealed(payload, file)
+            found["notes"] += _unsealed(payload, file)
             payload["_source"] = str(file)
             found[kind].append(payload)
             note = _partial(kind, payload, file)
@@ -86,13 +85,9 @@ def note_label(note: str) -> str:
 
 
 def _unsealed(payload: dict[str, Any], file: Path) -> list[str]:
-    sealed = seal_state(payload)
-    if sealed == "edited":
-        raise StoredResultError(f"--in {str(file)!r} was changed after sltcheck wrote it (its digest does not "
-                                f"match its content); sltcheck check --replay {str(file)!r} names what differs")
-    if sealed == "unsealed":
-        return [f"{file}: {UNSEALED} (written before sltcheck sealed its findings, or by hand): its numbers "
-                f"are shown as written; sltcheck check --replay {file} re-decides them"]
+    """Every file is verified where it is read (:mod:`sltcheck.certificates`): sealed, and consistent
+    with itself (a summary with the rows of its results.sqlite); an unsealed one is refused."""
+    verify_input(payload, file)
     return []
 
 

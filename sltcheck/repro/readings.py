@@ -37,7 +37,7 @@ import numpy as np
 
 from sltcheck.errors import UsageError
 from sltcheck.executors import Executor
-from sltcheck.jsonfiles import read_json, write_json_atomic
+from sltcheck.jsonfiles import read_json, seal, write_json_atomic
 from sltcheck.repro import figures, sweep_config, sweep_summary, synthetic
 from sltcheck.repro.dataset import angular_velocity
 from sltcheck.repro.fits import FITS, PAPER_FIT, WORKSHOP_FIT, inside, regime
@@ -169,13 +169,13 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
             summary = synthetic.run(run_config, str(directory / "runs" / name), progress=progress,
                                     executor=executor, targets_cache=directory / "targets")
             with RunDirectory(directory / "runs" / name, asdict(run_config)) as stored:
-                records = [r for row in stored.records() for r in row["records"]]
+                records = sweep_summary.stored_records(stored.rows(), str(stored.path / "results.sqlite"))
             options = dict(zip(COMPUTED, _options_of(name, config.figure), strict=True))
             computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - run_began))
             # after every run, so an interrupted grid still shows (as partial) what it finished
             document = readings_document(config, computed, planned=len(runs))
             document["wall_seconds_all"] = earlier + time.perf_counter() - invoked
-            write_json_atomic(directory / "readings.json", json_safe(document), indent=2, sort_keys=True)
+            write_json_atomic(directory / "readings.json", seal(json_safe(document)), indent=2, sort_keys=True)
         figures.write_overlay(config.figure, [r for r in document["readings"] if r["curve"]], directory)
         return document
     except BaseException:

@@ -39,6 +39,8 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
     """Every summary.json / readings.json / results.json found in ``paths`` (a run directory or the file)."""
     from sltcheck.errors import StoredResultError, UsageError
     from sltcheck.jsonfiles import read_json
+    from sltcheck.repro.verify import verify_input
+    from sltcheck.schema import check_version
 
     out = []
     for given in paths:
@@ -50,6 +52,8 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
             document = read_json(file, "--in results")
             if not isinstance(document, dict):
                 raise StoredResultError(f"--in results {str(file)!r} must hold a JSON object")
+            check_version(document, f"--in results {str(file)!r}")  # the version the report reads, no other
+            verify_input(document, file)
             document["_source"] = str(given)
             out.append(document)
     return out

@@ -4,7 +4,10 @@
 versions, created atomically by the first run (:func:`sltcheck.rundir.bind_configuration`);
 ``RUN_DIR/results.sqlite`` holds one row per finished unit of work, each tagged with
 that fingerprint, written and committed the moment it finishes (SQLite's journal
-makes that safe against kill -9). Rerunning the same command skips every finished
+makes that safe against kill -9). Each row is sealed (:func:`sltcheck.jsonfiles.seal` over its key,
+fingerprint and record): a row edited, moved to another key or written without a digest is refused
+where it is read (a resumed run, the readings, ``repro verify``), naming the file and the key.
+Rerunning the same command skips every finished
 key, so a run resumes without recomputing or duplicating anything. A run directory
 refuses a different configuration (naming the differing options), rows of another
 fingerprint (config.json deleted and the command rerun with other options), a second
@@ -22,7 +25,7 @@ from typing import Any
 
 from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import fingerprint as fingerprint_of
-from sltcheck.jsonfiles import write_json_atomic
+from sltcheck.jsonfiles import seal, seal_state, write_json_atomic
 from sltcheck.rundir import OWNER_FILE, DirectoryLock, bind_configuration, ensure_writable_directory, store_error
 from sltcheck.schema import json_safe
 from sltcheck.versions import versions
@@ -94,23 +97,20 @@ class RunDirectory:
         try:
             self.db.execute(
                 "INSERT OR IGNORE INTO results (key, fingerprint, record) VALUES (?, ?, ?)",
-                (key, self.fingerprint, json.dumps(json_safe(record), sort_keys=True, allow_nan=False)),
+                (key, self.fingerprint, json.dumps(sealed_row(key, self.fingerprint, record), sort_keys=True,
+                                                   allow_nan=False)),
             )
             self.db.commit()
         except sqlite3.Error as error:  # a full disk names the store (finished rows are kept: rerun to resume)
             raise store_error(error, self.path / STORE) from None
 
     def records(self) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT key, record FROM results WHERE fingerprint = ? ORDER BY key",
-                               (self.fingerprint,))
-        found = []
-        for key, record in rows:
-            try:
-                found.append(json.loads(record))
-            except json.JSONDecodeError:
-                raise StoredResultError(f"results store {str(self.path / STORE)!r}: the row {key!r} is not "
-                                        "valid JSON (edited by hand?); move the store away to start over") from None
-        return found
+        """Every finished row's record, in key order, each verified against its seal."""
+        return [record for _, record in self.rows()]
+
+    def rows(self) -> list[tuple[str, dict[str, Any]]]:
+        """(key, record) of every finished row, in key order, each verified against its seal."""
+        return read_rows(self.db, self.path / STORE, self.fingerprint)
 
     def write_json(self, name: str, payload: object) -> Path:
         """Write ``RUN_DIR/name`` atomically as strict JSON."""
@@ -146,3 +146,37 @@ class RunDirectory:
 
 def pending(keys: Iterable[str], done: set[str]) -> Iterator[str]:
     return (key for key in keys if key not in done)
+
+
+def sealed_row(key: str, fingerprint: str, record: dict[str, object]) -> dict[str, Any]:
+    """A row as stored: its key, its configuration's fingerprint and its record, sealed together
+    (a row copied to another key or another configuration no longer matches its digest)."""
+    return seal(json_safe({"key": key, "fingerprint": fingerprint, "record": record}))
+
+
+def read_rows(db: sqlite3.Connection, store: Path, fingerprint: str) -> list[tuple[str, dict[str, Any]]]:
+    """(key, record) of every row of ``fingerprint``, in key order; a row that is not JSON, carries no
+    digest, does not match it, or names another key or fingerprint is one error naming the file and the key."""
+    try:
+        rows = list(db.execute("SELECT key, record FROM results WHERE fingerprint = ? ORDER BY key", (fingerprint,)))
+    except sqlite3.Error as error:
+        raise store_error(error, store) from None
+    found = []
+    for key, text in rows:
+        where = f"results store {str(store)!r}: the row {key!r}"
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError:
+            raise StoredResultError(f"{where} is not valid JSON (edited by hand?); move the store away to start "
+                                    "over") from None
+        state = seal_state(row)
+        if state != "sealed" or not isinstance(row.get("record"), dict):
+            why = ("carries no digest (written by hand, or by an sltcheck before rows were sealed)"
+                   if state == "unsealed" else "was changed after sltcheck wrote it (its digest does not match)")
+            raise StoredResultError(f"{where} {why}; sltcheck repro verify recomputes its source: move the store "
+                                    "away (or give another --out) to start over")
+        if row.get("key") != key or row.get("fingerprint") != fingerprint:
+            raise StoredResultError(f"{where} was sealed as the row {row.get('key')!r} of the configuration "
+                                    f"{row.get('fingerprint')!r} (moved by hand?); move the store away to start over")
+        found.append((key, row["record"]))
+    return found

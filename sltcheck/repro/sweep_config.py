@@ -8,6 +8,7 @@ approximation error" a sweep records.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -93,6 +94,10 @@ def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> Swee
             sources=3 if quick else 100, test_samples=200 if quick else 10_000, train_target=False,
             d_key=8,
         )
+    unknown = sorted(set(overrides) - set(SweepConfig.__dataclass_fields__) - {"figure", "preset", "mode"})
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not an option of a synthetic sweep; allowed: "
+                         f"{', '.join(f for f in SweepConfig.__dataclass_fields__ if f not in ('figure', 'preset'))}")
     config = replace(config, **overrides)
     validate_config(config)
     return config
@@ -135,3 +140,11 @@ def validate_config(config: SweepConfig) -> SweepConfig:
 MAX_SOURCES = 100_000
 MAX_TEST_SAMPLES = 1_000_000
 MAX_EPOCHS = 10_000
+
+
+def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
+    """The sweep's sources in order: (key, blocks, width, index), the key a row of results.sqlite."""
+    for blocks in config.blocks:
+        for width in config.widths:
+            for index in range(config.sources):
+                yield f"{config.figure}/B{blocks:02d}/n{width:04d}/s{index:04d}", blocks, width, index

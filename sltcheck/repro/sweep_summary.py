@@ -17,6 +17,31 @@ from sltcheck.repro.fits import PAPER_FIT, WORKSHOP_FIT, fit
 from sltcheck.repro.sweep_config import ERRORS, VERDICT_DPS, SweepConfig
 from sltcheck.schema import SCHEMA_VERSION
 
+# The fields of a source's record that the summary reads (sltcheck.repro.source_check writes them).
+RECORD_FIELDS = ("blocks", "length", "width", "ratio", "bound", "violated", "undecided", "holds", "seconds",
+                 ERRORS["max"][0])
+
+
+def stored_records(rows: list[tuple[str, dict[str, Any]]], store: str) -> list[dict[str, Any]]:
+    """The records of a sweep's rows (key, row), each row checked: a list of records, each with the
+    fields the summary reads; anything else is one error naming the store, the row and the field."""
+    from sltcheck.errors import StoredResultError
+
+    found = []
+    for key, row in rows:
+        records = row.get("records")
+        where = f"results store {store!r}: the row {key!r}"
+        if not isinstance(records, list) or not records or not all(isinstance(r, dict) for r in records):
+            raise StoredResultError(f"{where} holds no records (a non-empty list of objects, one per checked "
+                                    f"source), got {str(records)[:60]!r}; move the store away to start over")
+        for record in records:
+            missing = [name for name in RECORD_FIELDS if name not in record]
+            if missing:
+                raise StoredResultError(f"{where} has a record without {', '.join(map(repr, missing))}; move the "
+                                        "store away to start over")
+        found += records
+    return found
+
 
 def summarise(config: SweepConfig, records: list[dict[str, Any]],
               target_norms: dict[int, dict[str, float]]) -> dict[str, Any]:

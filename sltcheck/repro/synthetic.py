@@ -32,7 +32,6 @@ The parts: :mod:`~sltcheck.repro.sweep_config` (the options and presets),
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ require("torch", "repro", "sltcheck repro fig4|fig5|fig6 (the synthetic reproduc
 
 from sltcheck.executors import Executor, InProcessExecutor  # noqa: E402
 from sltcheck.harness.serialise import decode, encode  # noqa: E402
-from sltcheck.jsonfiles import fingerprint, read_json, write_json_atomic  # noqa: E402
+from sltcheck.jsonfiles import fingerprint, read_json, seal, write_json_atomic  # noqa: E402
 from sltcheck.model.weights import MHAWeights  # noqa: E402
 from sltcheck.repro import bounds, figures, targets  # noqa: E402
 from sltcheck.repro.dataset import AngularVelocity, alpha_for, angular_velocity  # noqa: E402
@@ -70,23 +69,17 @@ from sltcheck.repro.sweep_config import (  # noqa: E402, F401 (re-exported: publ
     WORST_SEQUENCES,
     SweepConfig,
     preset_config,
+    units,
     validate_config,
 )
-from sltcheck.repro.sweep_summary import fits_of, summarise  # noqa: E402, F401 (fits_of re-exported: public here)
-from sltcheck.schema import SCHEMA_VERSION  # noqa: E402
+from sltcheck.repro.sweep_summary import (  # noqa: E402, F401 (fits_of re-exported: public here)
+    fits_of,
+    stored_records,
+    summarise,
+)
+from sltcheck.schema import SCHEMA_VERSION, json_safe  # noqa: E402
 
 # --- the sweep ------------------------------------------------------------------
-
-
-def _key(figure: str, blocks: int, width: int, index: int) -> str:
-    return f"{figure}/B{blocks:02d}/n{width:04d}/s{index:04d}"
-
-
-def units(config: SweepConfig) -> Iterator[tuple[str, int, int, int]]:
-    for blocks in config.blocks:
-        for width in config.widths:
-            for index in range(config.sources):
-                yield _key(config.figure, blocks, width, index), blocks, width, index
 
 
 @dataclass(frozen=True)
@@ -207,16 +200,16 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
                 run_dir.add(key, {"records": records})
                 bar.update(1)
         bar.close()
-        rows = run_dir.records()
-        records = [r for row in rows for r in row["records"]]
+        rows = run_dir.rows()
+        records = stored_records(rows, str(run_dir.path / "results.sqlite"))
         summary = summarise(config, records, {b: targets.spectral_norms(t) for b, t in raw_targets.items()})
         summary["fingerprint"] = run_dir.fingerprint
         summary["complete"] = len(run_dir.done()) == total
         summary["regression_token"] = None if built.token is None else [float(v) for v in built.token]
         summary["target_train_loss"] = built.train_loss
         summary["alpha"] = alpha_for(built.token)
-        summary["source_seconds"] = sum(max(float(r["seconds"]) for r in row["records"]) for row in rows)
+        summary["source_seconds"] = sum(max(float(r["seconds"]) for r in row["records"]) for _, row in rows)
         summary["wall_seconds"] = time.perf_counter() - began
-        run_dir.write_json("summary.json", summary)
+        run_dir.write_json("summary.json", seal(json_safe(summary)))
         figures.write(summary, run_dir.path)
         return summary

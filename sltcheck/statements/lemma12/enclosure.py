@@ -20,12 +20,15 @@ def input_shift(instance: dict[str, Any], with_block: bool) -> Any:
     from sltcheck.statements.shared import lipschitz as _lipschitz
 
     mask = np.asarray(instance["mask"])
+    counts = instance.get("multiplicity")  # token k counted n_k times, as the point evaluation does
     attention = _lipschitz.target(instance)
     if with_block:
         weights = BlockWeights(attention, _lipschitz.fc(instance))
-        outputs = [block(np.asarray(instance[k], dtype=np.float64), mask, weights) for k in ("X", "X_perturbed")]
+        outputs = [block(np.asarray(instance[k], dtype=np.float64), mask, weights, counts)
+                   for k in ("X", "X_perturbed")]
     else:
-        outputs = [mha(np.asarray(instance[k], dtype=np.float64), mask, attention) for k in ("X", "X_perturbed")]
+        outputs = [mha(np.asarray(instance[k], dtype=np.float64), mask, attention, counts)
+                   for k in ("X", "X_perturbed")]
     return hull_max(row_norms(outputs[0] - outputs[1]))
 
 

@@ -19,8 +19,9 @@ def measured(instance: dict[str, Any]) -> Any:
     mask = np.asarray(instance["mask"])
     pert = intervals(np.asarray(instance["perturbation"], dtype=np.float64))
     X = intervals(np.asarray(instance["X"], dtype=np.float64))
-    p = softmax(logits, mask)
-    q = softmax(logits + pert, mask)
+    counts = instance.get("multiplicity")  # token k counted n_k times, as the point evaluation does
+    p = softmax(logits, mask, counts)
+    q = softmax(logits + pert, mask, counts)
     return hull_max(row_norms((p - q) @ X))
 
 
