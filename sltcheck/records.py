@@ -104,6 +104,8 @@ class _FindingsOptional(TypedDict, total=False):
     # sltcheck/repaired.py: per false or loose variant, the smallest constant c of measured <= c x bound
     # (statement, variant, constant, exact, attained, lower: the run's certified instance, upper: its kind)
     repaired_constants: list[dict[str, Any]]
+    # sltcheck/regime.py: per theorem, its worst instance with T >= 2 and eps* < 1 (absent from files before it)
+    regime: list[dict[str, Any]]
 
 
 class FindingsFile(_FindingsOptional):

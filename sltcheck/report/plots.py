@@ -265,15 +265,27 @@ class Bar:
     color: str = PALETTE[0]
 
 
+# Pixels per character of a 10 px label (a bar's name must not be cut at the plot's left edge).
+CHAR_WIDTH = 6.0
+
+
 def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, marker: float | None = None,
-              marker_label: str = "", width: int = 360, row: int = 16) -> str:
-    """Horizontal bars, one per row (ranges drawn from ``low`` to ``high``), a red line at ``marker``."""
+              marker_label: str = "", width: int = 360, row: int = 16, clip: float | None = None) -> str:
+    """Horizontal bars, one per row (ranges drawn from ``low`` to ``high``), a red line at ``marker``.
+    The left margin fits the longest label. With ``clip``, the axis ends there: a bar beyond it runs to
+    the edge, ends in an arrow and carries its value, so one huge row cannot swallow the others."""
     values = [v for b in bars for v in (b.high, b.low) if v is not None and math.isfinite(v) and (v > 0 or not logx)]
+    if clip is not None:
+        values = [min(v, clip) for v in values]
     if marker is not None:
         values.append(marker)
     if not bars or not values:
         return _empty(title, width, 80)
-    left, right, top, bottom = 130, 16, 28, 40
+    clipped = clip is not None and any(math.isfinite(b.high) and b.high > clip for b in bars)
+    left = int(max(60, CHAR_WIDTH * max(len(b.label) for b in bars) + 10))
+    right = 70 if clipped else 16
+    width = max(width, left + right + 200)
+    top, bottom = 28, 40
     height = top + bottom + row * len(bars)
     x0 = min(values) if logx else min(0.0, min(values))
     x1 = max(values)
@@ -283,6 +295,7 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
         x1 = x0 + 1
 
     def tx(x: float) -> float:
+        x = min(x, x1)
         if logx:
             x = max(x, x0)
             fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
@@ -301,15 +314,21 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
         start = tx(bar.low) if bar.low is not None else tx(x0 if logx else 0.0)
         end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
         parts.append(f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">'
-                     f'{escape(bar.label[:28])}</text>'
+                     f'{escape(bar.label)}</text>'
                      f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
                      f'height="{row - 4}" fill="{bar.color}"/>')
+        if clip is not None and math.isfinite(bar.high) and bar.high > clip:
+            parts.append(f'<polygon points="{end:.1f},{y + 1} {end + 7:.1f},{y + row / 2:.1f} {end:.1f},{y + row - 1}" '
+                         f'fill="{bar.color}" class="clipped"/><text x="{end + 9:.1f}" y="{y + row * 0.7:.1f}" '
+                         f'font-size="9">{escape(_fmt(bar.high))}</text>')
     if marker is not None:
         mx = tx(marker)
         parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
                      f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx - 3:.1f}" y="{top - 6}" '
                      f'font-size="10" text-anchor="end" fill="#d62728">{escape(marker_label)}</text>')
+    axis_label = xlabel + (f" (axis cut at {_fmt(clip)}: longer bars end in an arrow and their value)"
+                           if clipped and clip is not None else "")
     parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
                  f'stroke="black"/><text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle" '
-                 f'font-size="11">{escape(xlabel)}</text>')
+                 f'font-size="11">{escape(axis_label)}</text>')
     return _close(parts)
