@@ -120,8 +120,8 @@ def findings_view(report: dict[str, Any]) -> dict[str, Any]:
 def lead_view(report: dict[str, Any]) -> dict[str, Any]:
     """The first screen: what is false (each finding in a sentence, its smallest certified counterexample),
     what is proved (bounds attained; the theorems in their regime) and what cannot fail (vacuous checks)."""
-    regime = [{**r, "ratio_text": labels.scientific(r.get("ratio"), 10), "eps_text": labels.scientific(r.get("eps_star")),
-               "worst_text": labels.scientific(r.get("worst_ratio"), 10)} for r in report.get("regime") or []]
+    regime = [{**r, "ratio_text": labels.ratio_text(r.get("ratio")), "eps_text": labels.scientific(r.get("eps_star")),
+               "worst_text": labels.ratio_text(r.get("worst_ratio"))} for r in report.get("regime") or []]
     glance = report["glance"]
     return {"regime": regime, "vacuous": [r for r in glance["reproductions"] if r.get("vacuous")],
             "closing": labels.closing_line(glance), "near_tolerance": f"{labels.NEAR:g}"}

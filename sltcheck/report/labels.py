@@ -306,6 +306,16 @@ def scientific(value: Any, digits: int = 4) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
+def ratio_text(value: Any, digits: int = 6) -> str:
+    """A ratio measured / bound; within 1e-4 of 1 as its distance from 1 ("1 − 3.6e-15"), so a ratio
+    below 1 never prints as 1."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value != 1:
+        gap = float(value) - 1.0
+        if abs(gap) < 1e-4:
+            return f"1 {'+' if gap > 0 else '−'} {scientific(abs(gap), 2)}"
+    return scientific(value, digits)
+
+
 def telling_digits(a: Any, b: Any, least: int = 4, most: int = 20) -> int:
     """The fewest significant digits (at least ``least``) at which ``a`` and ``b`` print differently."""
     for digits in range(least, most + 1):

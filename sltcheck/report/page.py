@@ -184,6 +184,7 @@ def environment() -> Any:
     env = Environment(loader=PackageLoader("sltcheck.report", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["short_number"] = short_number
+    env.filters["ratio"] = labels.ratio_text
     return env
 
 
