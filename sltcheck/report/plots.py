@@ -313,6 +313,8 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
         y = top + index * row
         start = tx(bar.low) if bar.low is not None else tx(x0 if logx else 0.0)
         end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
+        if clip is not None and bar.low is not None and bar.low > clip:
+            start = end - 10  # a range wholly beyond the cut: a stub at the edge (its arrow gives the value)
         parts.append(f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">'
                      f'{escape(bar.label)}</text>'
                      f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
