@@ -138,9 +138,8 @@ def test_a_clean_release_leaves_no_lock_file_and_the_next_writer_locks_again(tmp
         with pytest.raises(RunInUseError, match="in use"):
             DirectoryLock(tmp_path)
     assert not (tmp_path / ".lock").exists()
-    with DirectoryLock(tmp_path, "check"):
-        with pytest.raises(RunInUseError, match="in use"):
-            DirectoryLock(tmp_path)
+    with DirectoryLock(tmp_path, "check"), pytest.raises(RunInUseError, match="in use"):
+        DirectoryLock(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".sltcheck-command"]
 
 

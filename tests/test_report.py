@@ -157,7 +157,7 @@ def test_a_ratio_that_prints_as_1_is_not_attained_without_a_proof_nor_a_closest_
     assert content["glance"]["tightest"]["statement"] == "lemma8"
     html = report.render(content)
     text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
-    assert "theorem9 as-proven * 1 − 3.4e-15 held, within 1e-09 of its bound" in text
+    assert "theorem9 as-proven * 1 - 3.4e-15 held, within 1e-09 of its bound" in text
     assert text.count("held, bound attained") == 2  # lemma2's rows: the overview and its statement card
 
 

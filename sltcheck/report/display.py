@@ -123,7 +123,7 @@ def summarise(value: Any) -> str:
         if mask is not None:
             return mask
         shape, rows = _rows(value)
-        if len(rows) <= 1 or len(shape) <= 1 and len(rows) <= 4:
+        if len(rows) <= 1 or (len(shape) <= 1 and len(rows) <= 4):
             return ", ".join(rows) if len(shape) <= 1 else rows[0] if rows else "[]"
         counts: dict[str, int] = {}
         for row in rows:

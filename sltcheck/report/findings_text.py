@@ -147,13 +147,13 @@ def _regime(data: dict[str, Any]) -> list[str]:
         return []
     lines = ["The theorems in their own regime (T >= 2 tokens, errors within the proof's allocation: eps* < 1; "
              "`sltcheck/regime.py`) beside their overall worst instance:", "",
-             "| theorem | variant | worst ratio in the regime | verdict there | overall worst ratio | why that one reaches 1 |",
-             "|---|---|---|---|---|---|"]
+             "| theorem | variant | worst ratio in the regime | verdict there | overall worst ratio | "
+             "why that one reaches 1 |", "|---|---|---|---|---|---|"]
     for r in rows:
-        shown = (f"{_number(r['ratio'], '.10g')} (T = {r['tokens']}, eps* = {labels.scientific(r['eps_star'])})"
+        shown = (f"{labels.ratio_text(r['ratio'])} (T = {r['tokens']}, eps* = {labels.scientific(r['eps_star'])})"
                  if r["found"] else "none found")
-        lines.append(f"| {r['paper']} | {r['variant']} | {shown} | {r['label']} | {_number(r['worst_ratio'], '.10g')} | "
-                     f"{r['degenerate'] or '-'} |")
+        lines.append(f"| {r['paper']} | {r['variant']} | {shown} | {r['label']} | "
+                     f"{labels.ratio_text(r['worst_ratio'])} | {r['degenerate'] or '-'} |")
     return [*lines, ""]
 
 
@@ -304,11 +304,7 @@ def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> st
             text += (f"; of the others the closest call is {close['statement']} `{close['variant']}` at "
                      f"{_number(close['worst_ratio'], '.6g')}")
         lines.append(text + ".")
-    for r in labels.theorem_regimes([data]):
-        if r["found"]:
-            lines.append(f"- {r['paper']} in its own regime (T >= 2, eps* < 1): worst ratio {_number(r['ratio'], '.10g')}, "
-                         f"{r['label']}" + (f"; its overall worst is degenerate ({r['degenerate']})"
-                                            if r["degenerate"] else "") + ".")
+    lines += _regime_headline(data)
     others = [f"{f['statement']} `{f['variant']}` {outcome(f)}" for f in findings
               if not f.get("violated") and outcome(f) != "held"]
     if others:
@@ -332,6 +328,13 @@ def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> st
         lines.append(f"- The search, told no answer, reaches at least {min(power):.4f} of every known supremum "
                      f"({len(power)} cases).")
     return "\n".join(lines) + "\n"
+
+
+def _regime_headline(data: dict[str, Any]) -> list[str]:
+    """One line per theorem: its worst ratio in its own regime, and why its overall worst reaches 1."""
+    return [f"- {r['paper']} in its own regime (T >= 2, eps* < 1): worst ratio {labels.ratio_text(r['ratio'])}, "
+            f"{r['label']}" + (f"; its overall worst is degenerate ({r['degenerate']})" if r["degenerate"] else "")
+            + "." for r in labels.theorem_regimes([data]) if r["found"]]
 
 
 def repair_constant(row: dict[str, Any]) -> str:

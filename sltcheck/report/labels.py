@@ -171,7 +171,8 @@ def smallest_counterexample(entry: Entry) -> dict[str, Any] | None:
             proof = certified_ratio(statement, variant, decode_instance(recorded))
             if proof["outcome"] == "violated" and proof["certified"]:
                 low, high = proof["certified"]
-                found.append({"instance": recorded, "tokens": tokens_of(recorded), "ratio": low, "enclosure": [low, high],
+                found.append({"instance": recorded, "tokens": tokens_of(recorded), "ratio": low,
+                              "enclosure": [low, high],
                               "where": f"recorded in sltcheck/statements/{statement} (COUNTEREXAMPLES)",
                               "backend": proof["backend"]})
     return min(found, key=lambda c: c["tokens"] or 0, default=None)
@@ -307,12 +308,12 @@ def scientific(value: Any, digits: int = 4) -> str:
 
 
 def ratio_text(value: Any, digits: int = 6) -> str:
-    """A ratio measured / bound; within 1e-4 of 1 as its distance from 1 ("1 − 3.6e-15"), so a ratio
+    """A ratio measured / bound; within 1e-4 of 1 as its distance from 1 ("1 - 3.6e-15"), so a ratio
     below 1 never prints as 1."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value != 1:
         gap = float(value) - 1.0
         if abs(gap) < 1e-4:
-            return f"1 {'+' if gap > 0 else '−'} {scientific(abs(gap), 2)}"
+            return f"1 {'+' if gap > 0 else '-'} {scientific(abs(gap), 2)}"
     return scientific(value, digits)
 
 

@@ -8,6 +8,7 @@ attachment, with no scripts or fonts fetched.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -265,6 +266,24 @@ class Bar:
     color: str = PALETTE[0]
 
 
+def _bar(bar: Bar, y: float, row: int, left: int, tx: Callable[[float], float], origin: float, logx: bool,
+         clip: float | None) -> list[str]:
+    """One row of a bar chart: its label, its bar and, past the axis' cut, an arrow with its value."""
+    start = tx(bar.low) if bar.low is not None else tx(origin)
+    end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
+    beyond = clip is not None and math.isfinite(bar.high) and bar.high > clip
+    if beyond and bar.low is not None and clip is not None and bar.low > clip:
+        start = end - 10  # a range wholly beyond the cut: a stub at the edge (its arrow gives the value)
+    parts = [f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">{escape(bar.label)}</text>'
+             f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
+             f'height="{row - 4}" fill="{bar.color}"/>']
+    if beyond:
+        parts.append(f'<polygon points="{end:.1f},{y + 1} {end + 7:.1f},{y + row / 2:.1f} {end:.1f},{y + row - 1}" '
+                     f'fill="{bar.color}" class="clipped"/><text x="{end + 9:.1f}" y="{y + row * 0.7:.1f}" '
+                     f'font-size="9">{escape(_fmt(bar.high))}</text>')
+    return parts
+
+
 # Pixels per character of a 10 px label (a bar's name must not be cut at the plot's left edge).
 CHAR_WIDTH = 6.0
 
@@ -310,19 +329,7 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
                          f'stroke="#ddd"/><text x="{tx(tick):.1f}" y="{height - bottom + 16}" '
                          f'text-anchor="middle" font-size="10">{escape(_fmt(tick))}</text>')
     for index, bar in enumerate(bars):
-        y = top + index * row
-        start = tx(bar.low) if bar.low is not None else tx(x0 if logx else 0.0)
-        end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
-        if clip is not None and bar.low is not None and bar.low > clip:
-            start = end - 10  # a range wholly beyond the cut: a stub at the edge (its arrow gives the value)
-        parts.append(f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">'
-                     f'{escape(bar.label)}</text>'
-                     f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
-                     f'height="{row - 4}" fill="{bar.color}"/>')
-        if clip is not None and math.isfinite(bar.high) and bar.high > clip:
-            parts.append(f'<polygon points="{end:.1f},{y + 1} {end + 7:.1f},{y + row / 2:.1f} {end:.1f},{y + row - 1}" '
-                         f'fill="{bar.color}" class="clipped"/><text x="{end + 9:.1f}" y="{y + row * 0.7:.1f}" '
-                         f'font-size="9">{escape(_fmt(bar.high))}</text>')
+        parts += _bar(bar, top + index * row, row, left, tx, x0 if logx else 0.0, logx, clip)
     if marker is not None:
         mx = tx(marker)
         parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
