@@ -13,7 +13,7 @@ from typing import Any
 from markupsafe import Markup
 
 from sltcheck.report import labels
-from sltcheck.report.display import decimal_fields, fixed_text, short_number, summary_fields
+from sltcheck.report.display import compact_summary, decimal_fields, fixed_text, short_number, summary_fields
 from sltcheck.report.plots import Bar, bar_chart, histogram
 
 
@@ -70,6 +70,7 @@ def _counterexample(entry: dict[str, Any]) -> dict[str, Any] | None:
     if smallest is None:
         return None
     return {**smallest, "summary": summary_fields(smallest["instance"]), "fields": decimal_fields(smallest["instance"]),
+            "compact": compact_summary(smallest["instance"]),
             "ratio": labels.scientific(smallest["ratio"], 6),
             "enclosure": None if smallest["enclosure"] is None else [labels.scientific(x, 8)
                                                                       for x in smallest["enclosure"]]}

@@ -117,7 +117,8 @@ def summarise(value: Any) -> str:
     if isinstance(value, dict) and "float" in value:
         return _scalar(float.fromhex(value["float"]))
     if isinstance(value, dict) and "list" in value:
-        return "; ".join(f"[{i}] {summarise(v)}" for i, v in enumerate(value["list"]))
+        parts = [summarise(v) for v in value["list"]]
+        return parts[0] if len(parts) == 1 else " | ".join(f"#{i + 1}: {part}" for i, part in enumerate(parts))
     if isinstance(value, dict) and "shape" in value and ("hex" in value or "int" in value):
         mask = _mask_summary(value)
         if mask is not None:
@@ -146,3 +147,12 @@ def summary_fields(instance: Any) -> list[dict[str, str]]:
             f"{len(value['list'])} ×" if isinstance(value, dict) and "list" in value else "")
         rows.append({"name": str(name), "shape": shape, "value": summarise(value)})
     return rows
+
+
+def compact_summary(instance: Any) -> str:
+    """An instance in one paragraph, fields with the same value written once ("W_Q = W_K = W_V = [1]")."""
+    groups: dict[str, list[str]] = {}
+    for row in summary_fields(instance):
+        groups.setdefault(row["value"], []).append(row["name"])
+    return "; ".join(f"{' = '.join(names)}: {value}" if value[:1].isalpha() or "distinct" in value
+                     else f"{' = '.join(names)} = {value}" for value, names in groups.items())
