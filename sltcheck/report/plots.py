@@ -332,9 +332,11 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
         parts += _bar(bar, top + index * row, row, left, tx, x0 if logx else 0.0, logx, clip)
     if marker is not None:
         mx = tx(marker)
+        # the marker's label on the side with room: left of a marker in the right half, right of one in the left
+        anchor, shift = ("end", -3) if mx > (left + width - right) / 2 else ("start", 3)
         parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
-                     f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx - 3:.1f}" y="{top - 6}" '
-                     f'font-size="10" text-anchor="end" fill="#d62728">{escape(marker_label)}</text>')
+                     f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx + shift:.1f}" y="{top - 6}" '
+                     f'font-size="10" text-anchor="{anchor}" fill="#d62728">{escape(marker_label)}</text>')
     axis_label = xlabel + (f" (axis cut at {_fmt(clip)}: longer bars end in an arrow and their value)"
                            if clipped and clip is not None else "")
     parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
