@@ -146,7 +146,10 @@ def statements_view(report: dict[str, Any]) -> dict[str, Any]:
         for variant in variants:
             variant["formula"] = next((f["math"] for f in formulas.get("encoded", ()) if f["variant"] == variant.get(
                 "variant")), None)
-        statements.append({"title": head.get("title") or name, "text": head.get("text"),
+        regime = [{**r, "ratio_text": labels.ratio_text(r.get("ratio")), "eps_text": labels.scientific(r.get("eps_star")),
+                   "worst_text": labels.ratio_text(r.get("worst_ratio"))}
+                  for r in report.get("regime") or [] if r.get("statement") == name]
+        statements.append({"title": head.get("title") or name, "text": head.get("text"), "regime": regime,
                            "assumptions": head.get("assumptions") or [], "formulas": formulas,
                            "variants": variants, "mutants": mutants, "plots": plots})
     return {"statements": statements}
