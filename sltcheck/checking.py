@@ -177,8 +177,9 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
             "findings": [], "mutants": [], "slack": [], "power": [],
         }
         if previous is not None:
-            LOG.info("%s", f"resuming {out / 'findings.json'}: {len(previous['done'])} of {len(units)} units done"
-                     if not previous["complete"] else f"{out / 'findings.json'} is complete; nothing to do")
+            todo = [unit for unit in units if unit not in previous["done"]]  # a complete run may lack a newer unit
+            LOG.info("%s", f"resuming {out / 'findings.json'}: {len(units) - len(todo)} of {len(units)} units done"
+                     if todo else f"{out / 'findings.json'} is complete; nothing to do")
         settings = profile_settings(run.profile, seeded=True)
         RECORDER.clear()
         RECORDER.seed = run.seed

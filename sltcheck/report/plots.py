@@ -304,7 +304,7 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
     left = int(max(60, CHAR_WIDTH * max(len(b.label) for b in bars) + 10))
     right = 70 if clipped else 16
     width = max(width, left + right + 200)
-    top, bottom = 28, 40
+    top, bottom = 28, 54 if clipped else 40
     height = top + bottom + row * len(bars)
     x0 = min(values) if logx else min(0.0, min(values))
     x1 = max(values)
@@ -337,9 +337,11 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
         parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
                      f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx + shift:.1f}" y="{top - 6}" '
                      f'font-size="10" text-anchor="{anchor}" fill="#d62728">{escape(marker_label)}</text>')
-    axis_label = xlabel + (f" (axis cut at {_fmt(clip)}: longer bars end in an arrow and their value)"
-                           if clipped and clip is not None else "")
+    centre = (left + width - right) / 2
     parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
-                 f'stroke="black"/><text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle" '
-                 f'font-size="11">{escape(axis_label)}</text>')
+                 f'stroke="black"/><text x="{centre:.0f}" y="{height - bottom + 30}" text-anchor="middle" '
+                 f'font-size="11">{escape(xlabel)}</text>')
+    if clipped and clip is not None:
+        parts.append(f'<text x="{width - 4}" y="{height - 6}" text-anchor="end" font-size="9">'
+                     f'{escape(f"axis cut at {_fmt(clip)}: a longer bar ends in an arrow and its value")}</text>')
     return _close(parts)
