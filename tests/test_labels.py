@@ -102,7 +102,8 @@ def test_a_one_token_maximum_is_explained_and_the_regime_row_shown_first():
     worst = {**variant("theorem9", "as-proven", 0.9999999999999966, default=True), "instance": one_token}
     regime_row = {"statement": "theorem9", "variant": "as-proven", "found": True, "condition": "T >= 2",
                   "ratio": 0.9999999999999964, "tokens": 2, "eps_star": 3.6e-6,
-                  "verdict": {"ratio": 0.9999999999999964, "attained": False}, "certified_outcome": "holds"}
+                  "verdict": {"ratio": 0.9999999999999964, "attained": False}, "certified_outcome": "holds",
+                  "instance": {"X": {"shape": [2, 1], "dtype": "float64", "hex": ["-0x1.0p+1", "0x1.0p+1"]}}}
     data = {**findings_file([worst]), "regime": [regime_row]}
     (row,) = labels.theorem_regimes([data])
     assert row["label"] == "within 1e-09 of its bound (equality not proved)"
@@ -112,8 +113,10 @@ def test_a_one_token_maximum_is_explained_and_the_regime_row_shown_first():
     regime_at = html.index("The theorems in their own regime")
     assert regime_at < html.index("Contents:")
     assert "1 - 3.6e-15 : within 1e-09 of its bound" in html[regime_at:]
-    assert "T = 2, eps* = 3.6e-6" in html[regime_at:]
-    assert "| Theorem 9 | as-proven | 1 - 3.6e-15 (T = 2, eps* = 3.6e-6) |" in findings_text.render(data)
+    assert "T = 2 (2 distinct), eps* = 3.6e-6" in html[regime_at:]
+    assert "| Theorem 9 | as-proven | 1 - 3.6e-15 (T = 2, 2 distinct; eps* = 3.6e-6) |" in findings_text.render(data)
+    copies = {"X": {"shape": [5, 1], "dtype": "float64", "hex": ["0x1.0p+0"] * 5}}
+    assert "5 copies of one token" in labels.degenerate_reason("theorem9", copies)
 
 
 def test_the_closing_line_counts_vacuous_checks_beside_violations():
@@ -130,6 +133,7 @@ def test_the_closing_line_counts_vacuous_checks_beside_violations():
 @pytest.mark.parametrize(("value", "digits", "shown"), [
     ("0.00002209470932704822922", 4, "2.209e-5"), (0.5, 4, "0.5"), ("1e400", 4, "1e400"), ("1.5e-400", 4, "1.5e-400"),
     (123456.0, 3, "1.23e5"), (None, 4, "—"), ("inf", 4, "inf"),
+    ("1.02966e+30102999566398119521373889472449302676818988146210854131042746112710818", 3, "1.03 × 10^(3.01e70)"),
 ])
 def test_numbers_in_scientific_notation_at_the_digits_that_matter(value, digits, shown):
     assert labels.scientific(value, digits) == shown

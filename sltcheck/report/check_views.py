@@ -119,11 +119,16 @@ def findings_view(report: dict[str, Any]) -> dict[str, Any]:
                                               marker=1.0, marker_label="bound"))}
 
 
+def _regime_shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A theorem's regime row (:func:`sltcheck.report.labels.theorem_regimes`) with its numbers as shown."""
+    return {**row, "ratio_text": labels.ratio_text(row.get("ratio")),
+            "eps_text": labels.ratio_text(row.get("eps_star"), 4), "worst_text": labels.ratio_text(row.get("worst_ratio"))}
+
+
 def lead_view(report: dict[str, Any]) -> dict[str, Any]:
     """The first screen: what is false (each finding in a sentence, its smallest certified counterexample),
     what is proved (bounds attained; the theorems in their regime) and what cannot fail (vacuous checks)."""
-    regime = [{**r, "ratio_text": labels.ratio_text(r.get("ratio")), "eps_text": labels.scientific(r.get("eps_star")),
-               "worst_text": labels.ratio_text(r.get("worst_ratio"))} for r in report.get("regime") or []]
+    regime = [_regime_shown(r) for r in report.get("regime") or []]
     glance = report["glance"]
     return {"regime": regime, "vacuous": [r for r in glance["reproductions"] if r.get("vacuous")],
             "closing": labels.closing_line(glance), "near_tolerance": f"{labels.NEAR:g}"}
@@ -146,9 +151,7 @@ def statements_view(report: dict[str, Any]) -> dict[str, Any]:
         for variant in variants:
             variant["formula"] = next((f["math"] for f in formulas.get("encoded", ()) if f["variant"] == variant.get(
                 "variant")), None)
-        regime = [{**r, "ratio_text": labels.ratio_text(r.get("ratio")), "eps_text": labels.scientific(r.get("eps_star")),
-                   "worst_text": labels.ratio_text(r.get("worst_ratio"))}
-                  for r in report.get("regime") or [] if r.get("statement") == name]
+        regime = [_regime_shown(r) for r in report.get("regime") or [] if r.get("statement") == name]
         statements.append({"title": head.get("title") or name, "text": head.get("text"), "regime": regime,
                            "assumptions": head.get("assumptions") or [], "formulas": formulas,
                            "variants": variants, "mutants": mutants, "plots": plots})

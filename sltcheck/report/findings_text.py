@@ -150,7 +150,8 @@ def _regime(data: dict[str, Any]) -> list[str]:
              "| theorem | variant | worst ratio in the regime | verdict there | overall worst ratio | "
              "why that one reaches 1 |", "|---|---|---|---|---|---|"]
     for r in rows:
-        shown = (f"{labels.ratio_text(r['ratio'])} (T = {r['tokens']}, eps* = {labels.scientific(r['eps_star'])})"
+        shown = (f"{labels.ratio_text(r['ratio'])} (T = {r['tokens']}, {r['distinct']} distinct; "
+                 f"eps* = {labels.ratio_text(r['eps_star'], 4)})"
                  if r["found"] else "none found")
         lines.append(f"| {r['paper']} | {r['variant']} | {shown} | {r['label']} | "
                      f"{labels.ratio_text(r['worst_ratio'])} | {r['degenerate'] or '-'} |")

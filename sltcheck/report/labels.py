@@ -189,6 +189,24 @@ def tokens_of(instance: Any) -> int | None:
     return None
 
 
+def distinct_tokens(instance: Any) -> int | None:
+    """The number of distinct tokens (rows of X) of a stored instance."""
+    X = instance.get("X") if isinstance(instance, dict) else None
+    if not (isinstance(X, dict) and isinstance(X.get("shape"), list) and X["shape"] and "hex" in X):
+        return None
+    rows, width = int(X["shape"][0]), len(X["hex"]) // max(int(X["shape"][0]), 1)
+    return len({tuple(float.fromhex(h) for h in X["hex"][i * width:(i + 1) * width]) for i in range(rows)})
+
+
+def _single_token_row(mask: Any) -> bool:
+    """Whether a stored (T, T) 0/1 mask has a row with exactly one 1."""
+    if not (isinstance(mask, dict) and "int" in mask and len(mask.get("shape") or []) == 2):
+        return False
+    size = int(mask["shape"][1])
+    values = [int(v) for v in mask["int"]]
+    return any(sum(values[i:i + size]) == 1 for i in range(0, len(values), size))
+
+
 def degenerate_reason(statement: str, instance: Any) -> str | None:
     """Why a worst instance that reaches 1 says nothing of the theorem's tightness where it applies
     (None when the instance lies in the theorem's regime)."""
@@ -198,6 +216,12 @@ def degenerate_reason(statement: str, instance: Any) -> str | None:
                 "chain's softmax term vanishes and its value term is an algebraic identity")
     if count is None or not isinstance(instance, dict):
         return None
+    if distinct_tokens(instance) == 1:
+        return (f"{count} copies of one token: every attention row averages copies of it, so the softmax drops "
+                "out and the chain's value term is an algebraic identity")
+    if _single_token_row(instance.get("mask")):
+        return ("the mask leaves a row a single token (a causal mask's first row): on that row the softmax is the "
+                "identity, and the chain's bound, the same for every row, is reached there")
     from sltcheck import regime
     from sltcheck.harness.serialise import decode_instance
 
@@ -223,6 +247,8 @@ def theorem_regimes(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "statement": row.get("statement"), "variant": row.get("variant"), "paper": paper_name(
                     str(row.get("statement"))), "found": bool(row.get("found")), "condition": row.get("condition"),
                 "ratio": row.get("ratio"), "tokens": row.get("tokens"), "eps_star": row.get("eps_star"),
+                "distinct": distinct_tokens(row.get("instance")),
+                "single_row": _single_token_row((row.get("instance") or {}).get("mask")),
                 "label": _regime_label(row), "certified": row.get("certified_outcome"),
                 "backend": row.get("certified_backend"), "instance": row.get("instance"),
                 "worst_ratio": worst.get("worst_ratio"), "worst_tokens": tokens_of(worst.get("instance")),
@@ -296,15 +322,28 @@ def scientific(value: Any, digits: int = 4) -> str:
     if math.isnan(number):
         return "—"
     beyond = (math.isinf(number) and "inf" not in text.lower()) or (number == 0 and re.search(r"[1-9].*e", text))
-    if beyond:  # beyond float64's range: mantissa and exponent from the text
-        import mpmath
-
-        shown = mpmath.nstr(mpmath.mpf(text), digits, min_fixed=0, max_fixed=0).replace("e+", "e")
-        return re.sub(r"\.?0+e", "e", shown) if "." in shown.split("e")[0] else shown
+    if beyond:  # beyond float64's range: mantissa and exponent read from the text (never expanded)
+        return _beyond_float(text, digits)
     if number == 0 or math.isinf(number) or 1e-3 <= abs(number) < 1e4:
         return f"{number:.{digits}g}"
     mantissa, exponent = f"{number:.{digits - 1}e}".split("e")
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+# An exponent longer than this is itself written in scientific notation: 10^(3.0103e107).
+EXPONENT_DIGITS = 6
+
+
+def _beyond_float(text: str, digits: int) -> str:
+    """A decimal string beyond float64's range ("1.03e+301029...") as mantissa and exponent."""
+    found = re.fullmatch(r"\s*([-+]?\d*\.?\d*)[eE]([-+]?\d+)\s*", text)
+    if not found:
+        return text
+    mantissa, exponent = float(found[1]), int(found[2])
+    head = f"{mantissa:.{digits}g}"
+    if len(str(abs(exponent))) <= EXPONENT_DIGITS:
+        return f"{head}e{exponent}"
+    return f"{head} × 10^({scientific(float(exponent), digits)})"
 
 
 def ratio_text(value: Any, digits: int = 6) -> str:

@@ -284,6 +284,15 @@ def _bar(bar: Bar, y: float, row: int, left: int, tx: Callable[[float], float], 
     return parts
 
 
+def _bar_range(values: list[float], logx: bool) -> tuple[float, float]:
+    """The bar chart's axis: from 0 (or the smallest value's decade) to the largest value (its decade)."""
+    x0 = min(values) if logx else min(0.0, min(values))
+    x1 = max(values)
+    if logx:
+        x0, x1 = 10.0 ** math.floor(math.log10(x0)), 10.0 ** math.ceil(math.log10(x1))
+    return (x0, x1) if x1 > x0 else (x0, x0 + 1)
+
+
 # Pixels per character of a 10 px label (a bar's name must not be cut at the plot's left edge).
 CHAR_WIDTH = 6.0
 
@@ -306,12 +315,7 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
     width = max(width, left + right + 200)
     top, bottom = 28, 54 if clipped else 40
     height = top + bottom + row * len(bars)
-    x0 = min(values) if logx else min(0.0, min(values))
-    x1 = max(values)
-    if logx:
-        x0, x1 = 10.0 ** math.floor(math.log10(x0)), 10.0 ** math.ceil(math.log10(x1))
-    if x1 <= x0:
-        x1 = x0 + 1
+    x0, x1 = _bar_range(values, logx)
 
     def tx(x: float) -> float:
         x = min(x, x1)
