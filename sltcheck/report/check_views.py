@@ -122,7 +122,8 @@ def findings_view(report: dict[str, Any]) -> dict[str, Any]:
 def _regime_shown(row: dict[str, Any]) -> dict[str, Any]:
     """A theorem's regime row (:func:`sltcheck.report.labels.theorem_regimes`) with its numbers as shown."""
     return {**row, "ratio_text": labels.ratio_text(row.get("ratio")),
-            "eps_text": labels.ratio_text(row.get("eps_star"), 4), "worst_text": labels.ratio_text(row.get("worst_ratio"))}
+            "eps_text": labels.ratio_text(row.get("eps_star"), 4),
+            "worst_text": labels.ratio_text(row.get("worst_ratio"))}
 
 
 def lead_view(report: dict[str, Any]) -> dict[str, Any]:
