@@ -384,3 +384,35 @@ def test_every_statement_has_its_formulas_for_every_variant():
         assert formulas, name
         assert "<math" in str(formulas["paper"]), name
         assert [f["variant"] for f in formulas["encoded"]] == list(load(name).VARIANTS), name
+
+
+# Appended to a copy of the report: every table, formula box and plot that runs past its card (or the page).
+OVERFLOW_PROBE = ("<script>const over = [];"
+                  "if (document.documentElement.scrollWidth > window.innerWidth) over.push('page');"
+                  "document.querySelectorAll('.card table, .card svg, .card img').forEach(t => {"
+                  " const card = t.closest('.card').getBoundingClientRect(); const r = t.getBoundingClientRect();"
+                  " if (r.right > card.right + 1) over.push(t.tagName + ' in ' + t.closest('.card').innerText.slice(0, 40));});"
+                  "document.querySelectorAll('.encoded, .card').forEach(e => {"
+                  " if (e.scrollWidth > e.clientWidth + 1) over.push('clipped: ' + e.innerText.slice(0, 40));});"
+                  "document.body.setAttribute('data-over', JSON.stringify(over));</script>")
+
+
+def test_no_formula_table_or_plot_is_clipped_in_chromium(tmp_path):
+    """Every statement's card (the theorems' long chains, Lemma 4's table) and every plot fits its card at
+    the width a reader's window gives (1400 px): nothing runs past it, nothing is hidden in a scroll box."""
+    from sltcheck.registry import STATEMENT_MODULES, load
+
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (.ci/run does: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium; .ci/run installs it in CI)")
+    inputs = fake_inputs(violated=True)
+    inputs["findings"][0]["findings"] += [finding(name, variant, 0.5, None, 0) for name in STATEMENT_MODULES
+                                          for variant in load(name).VARIANTS if name not in ("lemma8", "lemma13")]
+    page = report.write(report.build(inputs), str(tmp_path / "report.html"))
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text().replace("</body>", OVERFLOW_PROBE + "</body>"))
+    dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tempfile.mkdtemp()}", "--window-size=1400,2400",
+                          "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert json.loads(unescape(re.search(r"data-over=\"([^\"]*)\"", dom).group(1))) == []

@@ -111,7 +111,7 @@ def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) 
     axes.set_yscale("log")
     axes.set_ylabel(f"approximation error ({error})")
     axes.set_title(title or f"{kind}: approximation error, mean and std over sources\n"
-                   f"(a std reaching 0 ends at {LOG_FLOOR:g} x its mean, marked v)", fontsize="medium")
+                   f"(a lower bar that would reach 0 stops at {LOG_FLOOR:g} x the mean, marked v)", fontsize="medium")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize="small")
     return figure
