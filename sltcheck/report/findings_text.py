@@ -151,7 +151,8 @@ def _regime(data: dict[str, Any]) -> list[str]:
              "why that one reaches 1 |", "|---|---|---|---|---|---|"]
     for r in rows:
         shown = (f"{labels.ratio_text(r['ratio'])} (T = {r['tokens']}, {r['distinct']} distinct; "
-                 f"eps* = {labels.ratio_text(r['eps_star'], 4)})"
+                 f"eps* = {labels.ratio_text(r['eps_star'], 4)}"
+                 + ("; its mask leaves a row one token)" if r["single_row"] else ")")
                  if r["found"] else "none found")
         lines.append(f"| {r['paper']} | {r['variant']} | {shown} | {r['label']} | "
                      f"{labels.ratio_text(r['worst_ratio'])} | {r['degenerate'] or '-'} |")
@@ -334,7 +335,8 @@ def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> st
 def _regime_headline(data: dict[str, Any]) -> list[str]:
     """One line per theorem: its worst ratio in its own regime, and why its overall worst reaches 1."""
     return [f"- {r['paper']} in its own regime (T >= 2, eps* < 1): worst ratio {labels.ratio_text(r['ratio'])}, "
-            f"{r['label']}" + (f"; its overall worst is degenerate ({r['degenerate']})" if r["degenerate"] else "")
+            f"{r['label']}" + (" (its mask leaves a row one token)" if r["single_row"] else "")
+            + (f"; its overall worst is degenerate ({r['degenerate']})" if r["degenerate"] else "")
             + "." for r in labels.theorem_regimes([data]) if r["found"]]
 
 
