@@ -3,7 +3,8 @@
 :func:`run` is what ``sltcheck check`` (:mod:`sltcheck.cli.check`, a thin layer over it) and
 :func:`sltcheck.api.check` run: for each statement and variant the Hypothesis property at the profile's
 budget, the worst-case search of :mod:`sltcheck.harness.search`, the mutants' refutations, the
-search-power table and the probability halves, each a *unit* stored in ``OUT/findings.json`` the
+search-power table, the theorems' worst instance in their regime (:mod:`sltcheck.regime`) and the
+probability halves, each a *unit* stored in ``OUT/findings.json`` the
 moment it finishes (an interrupted run resumes; a finished one is left as it is). ``workers > 1``
 runs the units in that many processes; each unit is seeded on its own, so the findings are those
 of one worker (a test compares them).
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sltcheck import findings
+from sltcheck.regime import REGIME_STATEMENTS
 from sltcheck.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -144,6 +146,8 @@ def _units(names: list[str], run_config: CheckRun) -> list[str]:
             units.append(f"{name}/mutants")
     if run_config["power"]:
         units.append("power")
+    if not run_config["no_search"] and any(name in REGIME_STATEMENTS for name in names):
+        units.append("regime")  # the theorems' worst instance in their own regime (sltcheck.regime)
     if run_config.get("probability"):
         units.append("probability")
     return units
@@ -179,8 +183,9 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
         }
         _record_environment(state)
         if previous is not None:
-            LOG.info("%s", f"resuming {out / 'findings.json'}: {len(previous['done'])} of {len(units)} units done"
-                     if not previous["complete"] else f"{out / 'findings.json'} is complete; nothing to do")
+            todo = [unit for unit in units if unit not in previous["done"]]  # a complete run may lack a newer unit
+            LOG.info("%s", f"resuming {out / 'findings.json'}: {len(units) - len(todo)} of {len(units)} units done"
+                     if todo else f"{out / 'findings.json'} is complete; nothing to do")
         settings = profile_settings(run.profile, seeded=True)
         RECORDER.clear()
         RECORDER.seed = run.seed
@@ -197,6 +202,12 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
             LOG.info("search power: the search against every known supremum ...")
             state["power"] = search_power.table(run.profile, run.seed, tuple(names))
             findings.save(out, state, "power", slack_names)
+        if "regime" in units and "regime" not in state["done"]:
+            from sltcheck import regime
+
+            LOG.info("the theorems' worst instance in their regime (T >= 2, eps* < 1) ...")
+            state["regime"] = regime.table(run.profile, run.seed, tuple(names))
+            findings.save(out, state, "regime", slack_names)
         if "probability" in units and "probability" not in state["done"]:
             from sltcheck.pruning import allocation, probability
 
@@ -238,6 +249,10 @@ def _run_unit(run: Settings, unit: str) -> Any:
         from sltcheck.harness import power as search_power
 
         return search_power.table(run.profile, run.seed, run.names)
+    if unit == "regime":
+        from sltcheck import regime
+
+        return regime.table(run.profile, run.seed, run.names)
     if unit == "probability":
         from sltcheck.pruning import allocation, probability
 
@@ -254,7 +269,7 @@ def _longest_first(units: list[str]) -> list[str]:
     """The order units are handed to the processes: the probability grid and the power table
     (single long units), then the statements from the last (the theorems' searches are the
     longest), so no process idles at the end. The findings are stored in the planned order."""
-    whole = [unit for unit in ("probability", "power") if unit in units]
+    whole = [unit for unit in ("probability", "power", "regime") if unit in units]
     return whole + [unit for unit in reversed(units) if unit not in whole]
 
 
@@ -271,7 +286,7 @@ def _run_in_processes(run: Settings, state: FindingsFile, finish: Callable[[str]
                disable=run.verbosity < 0, dynamic_ncols=True)
     with ProcessExecutor(run.workers) as executor:
         for unit, result in executor.map_unordered(_run_unit, run, tasks):
-            if unit in ("power", "probability"):
+            if unit in ("power", "probability", "regime"):
                 state[unit] = result  # type: ignore[literal-required]
             elif unit.endswith("/mutants"):
                 state["mutants"] += result

@@ -117,6 +117,8 @@ PARTS: dict[str, Part] = {p.key: p for p in (
                        MappingProxyType({})),
              _optional("LARGEST_COUNTEREXAMPLES", "{variant: exact JSON instance}: the largest violation known of "
                        "each false variant, pinned beside COUNTEREXAMPLES", MappingProxyType({})),
+             _optional("FINDINGS", "{variant: one sentence in the paper's terms}: what a false variant's "
+                       "violation means (the report leads with it)", MappingProxyType({})),
          )),
     Part("instances", "instances.py", True,
          "the Hypothesis strategy of instances and the worst-case search's space: shapes, starts, the "

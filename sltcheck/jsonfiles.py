@@ -59,6 +59,19 @@ def seal_state(payload: Any) -> str:
     return "sealed" if payload[DIGEST] == _digest(payload) else "edited"
 
 
+def _umask() -> int:
+    """This process's umask, read without changing it where the system shows it (Linux), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _temporary(target: Path, text: str) -> Path:
     try:
         handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -66,6 +79,8 @@ def _temporary(target: Path, text: str) -> Path:
         raise _naming(error, target) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
+            # mkstemp creates 0600; a result file gets what open() would give it (0644 under umask 022)
+            os.fchmod(file.fileno(), 0o666 & ~_umask())
             file.write(text)
             file.flush()
             os.fsync(file.fileno())

@@ -107,6 +107,8 @@ class _FindingsOptional(TypedDict, total=False):
     # sltcheck.versions.kernels() of every process that wrote the file (one unless resumed elsewhere):
     # the torch build, numpy's dispatch, OpenBLAS's core, the CPU (absent from files written before it)
     environments: list[dict[str, Any]]
+    # sltcheck/regime.py: per theorem, its worst instance with T >= 2 and eps* < 1 (absent from files before it)
+    regime: list[dict[str, Any]]
 
 
 class FindingsFile(_FindingsOptional):

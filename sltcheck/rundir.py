@@ -1,7 +1,8 @@
 """What every run directory guarantees, whatever writes it.
 
 - :class:`DirectoryLock`: one writer at a time (an ``flock`` on ``DIR/.lock``, released by
-  the kernel when its process ends, kill -9 included); a second writer is refused at once;
+  the kernel when its process ends, kill -9 included, and the file removed on a clean release);
+  a second writer is refused at once;
   given the writing command's name, it also claims the directory for that command
   (``DIR/.sltcheck-command``): one directory holds one command's outputs, never ``check``
   beside ``repro`` beside ``certify``;
@@ -20,7 +21,7 @@ import errno
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import IO, Any, TypedDict
 
 from sltcheck.errors import RunInUseError, StoredResultError, UsageError
 from sltcheck.jsonfiles import create_json_exclusive, fingerprint
@@ -98,23 +99,15 @@ def claim(directory: str | Path, command: str) -> None:
 
 class DirectoryLock:
     """An exclusive, non-blocking lock on ``DIR/.lock`` for the lifetime of this object; with
-    ``command``, the directory is claimed for that command's outputs (:func:`claim`)."""
+    ``command``, the directory is claimed for that command's outputs (:func:`claim`).
+
+    The lock file is removed on release (a clean exit leaves no ``.lock`` behind); it is removed
+    while still locked, and a process that locked a file since removed retries on the new one, so
+    two writers never hold "the" lock on two different files."""
 
     def __init__(self, directory: str | Path, command: str | None = None) -> None:
-        import fcntl
-
         self.path = Path(directory) / ".lock"
-        self._file = open(self.path, "a+")  # noqa: SIM115 - held open for the lock's lifetime
-        try:
-            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            self._file.seek(0)
-            holder = self._file.read().strip() or "another process"
-            self._file.close()
-            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise RunInUseError(f"run directory {str(Path(directory))!r} is in use by {holder}; wait for it "
-                                    "to finish (or stop it), then rerun to resume") from None
-            raise
+        self._file = self._locked()
         self._file.seek(0)
         self._file.truncate()
         self._file.write(f"sltcheck process {os.getpid()}\n")
@@ -126,8 +119,34 @@ class DirectoryLock:
                 self.release()
                 raise
 
+    def _locked(self) -> IO[str]:
+        """The open lock file, flocked, and still the one at ``self.path``."""
+        import fcntl
+
+        while True:
+            file = open(self.path, "a+")  # noqa: SIM115 - held open for the lock's lifetime
+            try:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                file.seek(0)
+                holder = file.read().strip() or "another process"
+                file.close()
+                if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise RunInUseError(f"run directory {str(self.path.parent)!r} is in use by {holder}; wait for "
+                                        "it to finish (or stop it), then rerun to resume") from None
+                raise
+            try:
+                current = os.stat(self.path)
+            except FileNotFoundError:  # released (and removed) between our open and our flock
+                file.close()
+                continue
+            if os.path.samestat(os.fstat(file.fileno()), current):
+                return file
+            file.close()  # another writer's file replaced the one we locked
+
     def release(self) -> None:
         if not self._file.closed:
+            self.path.unlink(missing_ok=True)  # while still holding the lock: see the class
             self._file.close()  # closing releases the flock
 
     def __enter__(self) -> DirectoryLock:

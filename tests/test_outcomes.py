@@ -9,7 +9,7 @@ from sltcheck.checking import entry_of
 from sltcheck.harness.runner import Record
 from sltcheck.numerics.verdict import Verdict
 from sltcheck.report import findings_text
-from sltcheck.report.outcomes import outcome
+from sltcheck.report.labels import outcome
 
 
 def _search_only_record() -> Record:

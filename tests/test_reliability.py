@@ -117,6 +117,32 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_directory(tmp_path
     assert not (tmp_path / "config.json").exists()
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_result_files_take_the_permissions_the_umask_allows(tmp_path: Path, umask: int, mode: int) -> None:
+    """findings.json, summary.json, config.json are readable by the group as the umask allows (mkstemp's
+    0600 made them private whatever the umask)."""
+    previous = os.umask(umask)
+    try:
+        write_json_atomic(tmp_path / "findings.json", {"a": 1})
+        assert create_json_exclusive(tmp_path / "config.json", {"b": 2})
+        write_json_atomic(tmp_path / "findings.json", {"a": 2})  # a rewrite keeps them
+    finally:
+        os.umask(previous)
+    for name in ("findings.json", "config.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+
+
+def test_a_clean_release_leaves_no_lock_file_and_the_next_writer_locks_again(tmp_path: Path) -> None:
+    with DirectoryLock(tmp_path):
+        assert (tmp_path / ".lock").exists()
+        with pytest.raises(RunInUseError, match="in use"):
+            DirectoryLock(tmp_path)
+    assert not (tmp_path / ".lock").exists()
+    with DirectoryLock(tmp_path, "check"), pytest.raises(RunInUseError, match="in use"):
+        DirectoryLock(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".sltcheck-command"]
+
+
 def test_another_configuration_is_refused_naming_the_option(tmp_path: Path) -> None:
     with RunDirectory(tmp_path, {"seed": 0, "sources": 2}) as run:
         run.add("a", {"x": 1})
@@ -1097,7 +1123,7 @@ def test_a_bound_the_target_cannot_meet_leaves_nothing_that_refuses_the_rerun(tm
                         lambda *args, **kwargs: tiny_config(norm_policy="keep", bound="as-proven"))
     assert main(["repro", "fig4", "--out", str(out), "--no-progress"]) == 2
     assert "--bound as-proven: bound 'as-proven' assumes every target matrix" in error_line(capsys)
-    assert sorted(p.name for p in out.iterdir()) == [".lock"]
+    assert sorted(p.name for p in out.iterdir()) == []  # no lock file left behind either
     monkeypatch.setattr(synthetic, "preset_config", lambda *args, **kwargs: tiny_config(norm_policy="keep"))
     assert main(["repro", "fig4", "--out", str(out), "--no-progress"]) == 0
 

@@ -51,7 +51,7 @@ def fake_inputs(violated: bool = False, label: str = "run") -> dict[str, list[di
                     violated=violated, verdict=verdict,
                     certified=violated, certified_outcome="violated" if violated else "holds",
                     certified_backend="arb"),
-            finding("lemma2", "as-proven", 1.0, {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, 3),
+            finding("lemma2", "as-proven", 1.0, {"alpha": {"float": (1.25).hex(), "repr": "1.25"}}, 3, attained=3),
         ],
         "mutants": [{"statement": "lemma8", "mutant": "bound-halved", "why": "drops a factor 2", "refuted": True,
                      "ratio": 1.7, "counterexample": {"alpha": 2.0}, "message": "", "seconds": 0.1}],
@@ -92,11 +92,19 @@ def test_every_string_from_a_run_is_escaped():
 
 
 @pytest.mark.lemma13
-def test_a_violation_is_shown_first():
+def test_the_page_leads_with_what_is_false_in_the_papers_terms_and_its_smallest_certified_counterexample():
+    from sltcheck.statements.lemma13 import FINDINGS
+
     html = report.render(report.build(fake_inputs(violated=True)))
     first_section = html.index("<h2")
-    assert html[first_section:].startswith('<h2 id="violations">Violations</h2>')
-    assert html.index("lemma13") < html.index("At a glance")
+    assert html[first_section:].startswith('<h2 id="lead">What is false, what is proved, what cannot fail</h2>')
+    lead = unescape(re.sub(r"<[^>]+>", " ", html[first_section:html.index('<h2 id="violations">')]))
+    assert "Lemma 13 [as-stated]" in " ".join(lead.split())
+    assert " ".join(FINDINGS["as-stated"].split()) in " ".join(lead.split())
+    assert "Smallest certified counterexample: 4 tokens" in " ".join(lead.split())
+    assert "2 distinct of 4: [-1.0000017] × 3, [1.0000017] × 1" in lead  # tokens summarised, not listed
+    assert 'href="#violations"' in html  # the table of contents
+    assert html.index("Lemma 13") < html.index('<h2 id="glance">')
 
 
 # The lemma 13 counterexample's alpha (0x1.00001bd82f52bp+0) and first token, as shortest decimals.
@@ -133,7 +141,24 @@ def test_findings_lead_with_violations_and_close_calls_and_end_with_attained_bou
     rows = re.findall(r"<tr><td>(\w+)</td><td>([\w-]+)", overview)
     assert rows == [("lemma13", "as-stated"), ("lemma8", "as-stated"), ("lemma2", "as-proven")]
     assert content["glance"]["tightest"]["statement"] == "lemma8"  # not lemma2 at ratio 1
+    assert content["glance"]["attained"] == ["lemma2 [as-proven]"]  # equality proved on 3 examples
+
+
+@pytest.mark.theorem9
+def test_a_ratio_that_prints_as_1_is_not_attained_without_a_proof_nor_a_closest_call():
+    """The mislabel of issue 43: theorem9 as-proven at 0.9999999999999966 with the certificate "holds" was
+    listed as "bound attained exactly" and tables said "held, bound attained"."""
+    inputs = fake_inputs()
+    inputs["findings"][0]["findings"].append(finding("theorem9", "as-proven", 0.9999999999999966, None, 2,
+                                                     certified_outcome="holds", attained=0))
+    content = report.build(inputs)
     assert content["glance"]["attained"] == ["lemma2 [as-proven]"]
+    assert content["glance"]["near"] == ["theorem9 [as-proven]"]
+    assert content["glance"]["tightest"]["statement"] == "lemma8"
+    html = report.render(content)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+    assert "theorem9 as-proven * 1 - 3.4e-15 held, within 1e-09 of its bound" in text
+    assert text.count("held, bound attained") == 2  # lemma2's rows: the overview and its statement card
 
 
 @pytest.mark.parametrize("section", ["findings", "power", "slack"])
@@ -219,7 +244,8 @@ PROBE = ("<script>document.body.setAttribute('data-plot-sizes', JSON.stringify("
          "const cell = card.querySelector('td.value');"
          "document.body.setAttribute('data-violation', JSON.stringify({replay: code.innerText,"
          " replay_box: [code.getBoundingClientRect().top, code.getBoundingClientRect().height],"
-         " text: card.innerText, value_box: [cell.getBoundingClientRect().top, cell.getBoundingClientRect().height]}));"
+         " text: card.innerText, all: card.textContent,"
+         " value_box: [cell.getBoundingClientRect().top, cell.getBoundingClientRect().height]}));"
          "</script>")
 
 
@@ -253,9 +279,10 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert all(width > 0 and height > 0 for width, height in sizes), sizes
     seen = json.loads(unescape(re.search(r"data-violation=\"([^\"]*)\"", dom).group(1)))
     assert seen["replay"] == f"sltcheck check --replay {tmp_path / 'run/findings.json'} --only lemma13"
-    assert ALPHA in seen["text"]
-    assert TOKEN in seen["text"]
-    assert "0x1." not in seen["text"]
+    assert "2 distinct of 4: [-1.0000017] × 3, [1.0000017] × 1" in seen["text"]  # summarised where seen
+    assert ALPHA in seen["all"]  # every digit folded below it
+    assert TOKEN in seen["all"]
+    assert "0x1." not in seen["all"]
     for top, height in (seen["replay_box"], seen["value_box"]):
         assert height > 0  # rendered, inside the screenshot
         assert 0 <= top < 2400
@@ -357,3 +384,36 @@ def test_every_statement_has_its_formulas_for_every_variant():
         assert formulas, name
         assert "<math" in str(formulas["paper"]), name
         assert [f["variant"] for f in formulas["encoded"]] == list(load(name).VARIANTS), name
+
+
+# Appended to a copy of the report: every table, formula box and plot that runs past its card (or the page).
+OVERFLOW_PROBE = ("<script>const over = [];"
+                  "if (document.documentElement.scrollWidth > window.innerWidth) over.push('page');"
+                  "document.querySelectorAll('.card table, .card svg, .card img').forEach(t => {"
+                  " const card = t.closest('.card').getBoundingClientRect(); const r = t.getBoundingClientRect();"
+                  " if (r.right > card.right + 1)"
+                  "  over.push(t.tagName + ' in ' + t.closest('.card').innerText.slice(0, 40));});"
+                  "document.querySelectorAll('.encoded, .card').forEach(e => {"
+                  " if (e.scrollWidth > e.clientWidth + 1) over.push('clipped: ' + e.innerText.slice(0, 40));});"
+                  "document.body.setAttribute('data-over', JSON.stringify(over));</script>")
+
+
+def test_no_formula_table_or_plot_is_clipped_in_chromium(tmp_path):
+    """Every statement's card (the theorems' long chains, Lemma 4's table) and every plot fits its card at
+    the width a reader's window gives (1400 px): nothing runs past it, nothing is hidden in a scroll box."""
+    from sltcheck.registry import STATEMENT_MODULES, load
+
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium (.ci/run does: apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium; .ci/run installs it in CI)")
+    inputs = fake_inputs(violated=True)
+    inputs["findings"][0]["findings"] += [finding(name, variant, 0.5, None, 0) for name in STATEMENT_MODULES
+                                          for variant in load(name).VARIANTS if name not in ("lemma8", "lemma13")]
+    page = report.write(report.build(inputs), str(tmp_path / "report.html"))
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text().replace("</body>", OVERFLOW_PROBE + "</body>"))
+    dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tempfile.mkdtemp()}", "--window-size=1400,2400",
+                          "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert json.loads(unescape(re.search(r"data-over=\"([^\"]*)\"", dom).group(1))) == []

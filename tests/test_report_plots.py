@@ -54,3 +54,33 @@ def test_fit_intervals_are_intervals_or_say_not_identifiable(points, identifiabl
     else:
         assert gamma.endswith(f", interval not identifiable ({points} points)")
         assert fit["gamma_interval"] is None
+
+
+def test_one_huge_bar_does_not_swallow_the_others_and_no_label_is_cut():
+    """The slack plot: 38 rows between 1 and 75 and Theorem 14's 1e120 row. Cut at 1e3, every bar keeps
+    a visible length; the huge one ends in an arrow with its value; the left margin fits each label."""
+    from sltcheck.report.plots import CHAR_WIDTH, Bar, bar_chart
+
+    bars = [Bar(f"theorem11 lemma13-as-stated {i}", 1.0 + i * 2) for i in range(38)]
+    bars.append(Bar("theorem14 39", 1.08e123, low=2.43e120))
+    svg = bar_chart(bars, title="slack", xlabel="slack", logx=True, marker=1.0, clip=1e3)
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="\d+" width="([\d.]+)" height="12"', svg)]
+    assert len(widths) == 39
+    assert sorted(widths)[1] >= 10  # beyond the row at 1: the others are bars, not slivers
+    assert svg.count('class="clipped"') == 1
+    assert ">1e+123</text>" in svg
+    left = min(float(x) for x in re.findall(r'<rect x="([\d.]+)" y="\d+" width="[\d.]+" height="12"', svg))
+    longest = max(len(b.label) for b in bars)
+    assert left >= CHAR_WIDTH * longest  # the labels end left of the bars, inside the plot
+    assert "theorem11 lemma13-as-stated 37</text>" in svg  # never truncated
+    unclipped = bar_chart(bars, title="slack", xlabel="slack", logx=True, marker=1.0)
+    assert 'class="clipped"' not in unclipped
+
+
+def test_the_run_figures_error_bars_stay_above_the_log_axis():
+    from sltcheck.repro.figures import LOG_FLOOR, _log_errors
+
+    (lower, upper), cut = _log_errors([1.0, 0.1], [0.5, 0.3])
+    assert cut == [False, True]
+    assert lower == [0.5, pytest.approx(0.1 * (1 - LOG_FLOOR))]  # ends at LOG_FLOOR x the mean, above 0
+    assert upper == [0.5, 0.3]

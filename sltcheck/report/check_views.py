@@ -12,8 +12,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from sltcheck.report.display import decimal_fields, fixed_text, short_number
-from sltcheck.report.outcomes import attained, outcome
+from sltcheck.report import labels
+from sltcheck.report.display import compact_summary, decimal_fields, fixed_text, short_number, summary_fields
 from sltcheck.report.plots import Bar, bar_chart, histogram
 
 
@@ -54,50 +54,85 @@ def _shape_text(search: Any) -> str:
     return ", ".join(f"{k} = {v}" for k, v in shape.items()) if isinstance(shape, dict) else ""
 
 
+def _variant_formula(statement: str, variant: str) -> Markup | None:
+    """The variant's encoded inequality (MathML), where its statement has formulas."""
+    from sltcheck.registry import STATEMENT_MODULES
+    from sltcheck.report.formulas import statement_formulas
+
+    if statement not in STATEMENT_MODULES:
+        return None
+    return next((f["math"] for f in (statement_formulas(statement) or {}).get("encoded", ())
+                 if f["variant"] == variant), None)
+
+
+def _counterexample(entry: dict[str, Any]) -> dict[str, Any] | None:
+    smallest = labels.smallest_counterexample(entry)
+    if smallest is None:
+        return None
+    return {**smallest, "summary": summary_fields(smallest["instance"]), "fields": decimal_fields(smallest["instance"]),
+            "compact": compact_summary(smallest["instance"]),
+            "ratio": labels.scientific(smallest["ratio"], 6),
+            "enclosure": None if smallest["enclosure"] is None else [labels.scientific(x, 8)
+                                                                      for x in smallest["enclosure"]]}
+
+
 def violations_view(report: dict[str, Any]) -> dict[str, Any]:
     cards = []
     for e in report["statements"]:
         if not e.get("violated") or e.get("mutant"):
             continue
         verdict = e.get("verdict") or {}
-        certified = e.get("certified_outcome") or (e.get("search") or {}).get("certified")
+        digits = labels.telling_digits(verdict.get("measured"), verdict.get("bound"))
+        statement, variant = labels.name(e)
         cards.append({
-            "statement": e.get("statement"), "variant": e.get("variant"), "measured": verdict.get("measured"),
-            "bound": verdict.get("bound"), "ratio": e.get("worst_ratio"), "dps": verdict.get("dps"),
-            "certified_violated": certified == "violated", "seed": e.get("seed"),
-            "shape": _shape_text(e.get("search")),
-            "explanation": _finding_text(str(e.get("statement"))),
-            "replay": e.get("replay_command"), "fields": decimal_fields(e.get("instance")),
+            "statement": statement, "variant": variant, "paper": labels.paper_name(statement),
+            "sentence": labels.finding_sentence(e), "formula": _variant_formula(statement, variant),
+            "measured": labels.scientific(verdict.get("measured"), digits),
+            "bound": labels.scientific(verdict.get("bound"), digits),
+            "ratio": labels.scientific(e.get("worst_ratio"), 6),
+            "dps": verdict.get("dps"), "certified_violated": labels.certificate(e) == "violated", "seed": e.get("seed"),
+            "shape": _shape_text(e.get("search")), "tokens": labels.tokens_of(e.get("instance")),
+            "explanation": _finding_text(statement), "smallest": _counterexample(e),
+            "replay": e.get("replay_command"), "summary": summary_fields(e.get("instance")),
+            "fields": decimal_fields(e.get("instance")),
         })
     synthetic = [{**v, "figure": s.get("figure")} for s in report["synthetic"] for v in s.get("violations", [])[:20]]
     return {"violations": cards, "synthetic_violations": synthetic}
 
 
-def _rank(entry: dict[str, Any]) -> tuple[int, float]:
-    """Violations first, then held variants closest to their bound, attained (ratio 1) and unmeasured last."""
-    ratio = entry.get("worst_ratio")
-    if entry.get("violated"):
-        return (0, -float(ratio or 0.0))
-    if attained(entry):
-        return (2, 0.0)
-    if outcome(entry) != "held" or not isinstance(ratio, int | float):
-        return (3, 0.0)
-    return (1, -float(ratio))
+def _labelled(entry: dict[str, Any]) -> dict[str, Any]:
+    return {**entry, "attained": labels.attained(entry), "near": labels.near(entry), "outcome": labels.outcome(entry),
+            "label": labels.verdict(entry)}
 
 
 def findings_view(report: dict[str, Any]) -> dict[str, Any]:
-    variants = [{**e, "attained": attained(e), "outcome": outcome(e)} for e in report["statements"]
-                if not e.get("mutant")]
-    overview = sorted(variants, key=_rank)
-    colours = {0: "#d62728", 1: "#1f77b4", 2: "#9e9e9e", 3: "#9e9e9e"}
-    bars = [Bar(f"{e.get('statement')} {e.get('variant')}", float(e["worst_ratio"]), color=colours[_rank(e)[0]])
+    variants = [_labelled(e) for e in report["statements"] if not e.get("mutant")]
+    overview = sorted(variants, key=labels.rank)
+    colours = {0: "#d62728", 1: "#1f77b4", 2: "#9e9e9e", 3: "#2ca02c", 4: "#9e9e9e"}
+    bars = [Bar(f"{e.get('statement')} {e.get('variant')}", float(e["worst_ratio"]), color=colours[labels.rank(e)[0]])
             for e in overview if isinstance(e.get("worst_ratio"), int | float)]
     shown = {str(e.get("statement")) for e in variants if e.get("violated")}
     explained = [{"statement": name, "text": text} for name in dict.fromkeys(str(e.get("statement")) for e in variants)
                  if name not in shown and (text := _finding_text(name))]
-    return {"overview": overview, "explained": explained,
+    return {"overview": overview, "explained": explained, "near_tolerance": f"{labels.NEAR:g}",
             "overview_plot": Markup(bar_chart(bars, title="worst measured / bound", xlabel="measured / bound",
                                               marker=1.0, marker_label="bound"))}
+
+
+def _regime_shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A theorem's regime row (:func:`sltcheck.report.labels.theorem_regimes`) with its numbers as shown."""
+    return {**row, "ratio_text": labels.ratio_text(row.get("ratio")),
+            "eps_text": labels.ratio_text(row.get("eps_star"), 4),
+            "worst_text": labels.ratio_text(row.get("worst_ratio"))}
+
+
+def lead_view(report: dict[str, Any]) -> dict[str, Any]:
+    """The first screen: what is false (each finding in a sentence, its smallest certified counterexample),
+    what is proved (bounds attained; the theorems in their regime) and what cannot fail (vacuous checks)."""
+    regime = [_regime_shown(r) for r in report.get("regime") or []]
+    glance = report["glance"]
+    return {"regime": regime, "vacuous": [r for r in glance["reproductions"] if r.get("vacuous")],
+            "closing": labels.closing_line(glance), "near_tolerance": f"{labels.NEAR:g}"}
 
 
 def statements_view(report: dict[str, Any]) -> dict[str, Any]:
@@ -106,8 +141,8 @@ def statements_view(report: dict[str, Any]) -> dict[str, Any]:
         groups.setdefault(str(e.get("statement")), []).append(e)
     statements = []
     for name, items in groups.items():
-        variants = [{**e, "attained": attained(e), "outcome": outcome(e), "fields": decimal_fields(e.get("instance")),
-                     "replay": e.get("replay_command")} for e in items if not e.get("mutant")]
+        variants = [{**_labelled(e), "fields": decimal_fields(e.get("instance")), "summary": summary_fields(
+            e.get("instance")), "replay": e.get("replay_command")} for e in items if not e.get("mutant")]
         mutants = [{**m, "refuted": m.get("refuted", m.get("violated")), "fields": decimal_fields(m.get("instance"))}
                    for m in items if m.get("mutant")]
         head = _statement_text(name)
@@ -117,7 +152,8 @@ def statements_view(report: dict[str, Any]) -> dict[str, Any]:
         for variant in variants:
             variant["formula"] = next((f["math"] for f in formulas.get("encoded", ()) if f["variant"] == variant.get(
                 "variant")), None)
-        statements.append({"title": head.get("title") or name, "text": head.get("text"),
+        regime = [_regime_shown(r) for r in report.get("regime") or [] if r.get("statement") == name]
+        statements.append({"title": head.get("title") or name, "text": head.get("text"), "regime": regime,
                            "assumptions": head.get("assumptions") or [], "formulas": formulas,
                            "variants": variants, "mutants": mutants, "plots": plots})
     return {"statements": statements}
@@ -140,6 +176,10 @@ def repaired_view(report: dict[str, Any]) -> dict[str, Any]:
                          for r in report.get("repaired_constants") or []]}
 
 
+# The slack plot's axis ends here: Theorem 14's slack at B = 3 (1e120) would leave every other bar a sliver.
+SLACK_CLIP = 1e3
+
+
 def slack_view(report: dict[str, Any]) -> dict[str, Any]:
     rows, bars = [], []
     for r in report.get("slack") or []:
@@ -158,4 +198,4 @@ def slack_view(report: dict[str, Any]) -> dict[str, Any]:
                             low=float(ends[0]) if ranged else None, color="#ff7f0e" if ranged else "#1f77b4"))
     return {"slack": rows, "slack_plot": Markup(bar_chart(bars, title="slack: bound / supremum (row number)",
                                                           xlabel="slack (log; orange: bracketed range)", logx=True,
-                                                          marker=1.0, marker_label="tight"))}
+                                                          marker=1.0, marker_label="tight", clip=SLACK_CLIP))}

@@ -33,22 +33,27 @@ from markupsafe import Markup
 from sltcheck import __version__
 from sltcheck.jsonfiles import write_json_atomic
 from sltcheck.records import ReportFile
-from sltcheck.report import check_views, probability_section, reproduction_views
+from sltcheck.report import check_views, labels, probability_section, reproduction_views
 from sltcheck.report.display import (  # noqa: F401 (SHOWN_VALUES, decimal_fields re-exported: public here)
     SHOWN_VALUES,
     decimal_fields,
     short_number,
 )
 from sltcheck.report.inputs import settings as run_settings
-from sltcheck.report.outcomes import attained, outcome
 from sltcheck.schema import SCHEMA_VERSION, json_safe, validate
 from sltcheck.versions import versions
 
 # The page's sections, in order (each a template in templates/sections/).
 SECTIONS: tuple[str, ...] = (
-    "violations", "glance", "findings", "statements", "power", "repaired", "slack", "probability", "reproductions",
-    "lm",
+    "lead", "violations", "glance", "findings", "statements", "power", "repaired", "slack", "probability",
+    "reproductions", "lm",
 )
+# The headings of the sections after the lead, for its table of contents.
+TITLES: dict[str, str] = {
+    "violations": "Violations", "glance": "At a glance", "findings": "What the checks found",
+    "statements": "Statements", "power": "Search power", "repaired": "Repaired constants", "slack": "Slack factors",
+    "probability": "Probability statements", "reproductions": "Reproductions", "lm": "Language models",
+}
 
 
 # --- loading ------------------------------------------------------------------------
@@ -91,10 +96,12 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
                                                                   e.get("statement"))})
     statements = [e for e in entries if not e.get("mutant")]
     mutants = [e for e in entries if e.get("mutant")]
-    violated = [e for e in statements if e.get("violated")]
-    below_one = [e for e in statements if outcome(e) == "held" and not attained(e)]
-    tightest = max(below_one, key=lambda e: float(e.get("worst_ratio") or 0.0), default=None)
+    found = labels.derive(statements)
     synthetic_violations = [v for s in inputs["synthetic"] for v in s.get("violations", [])]
+
+    def names(chosen: list[dict[str, Any]]) -> list[str]:
+        return [f"{e.get('statement')} [{e.get('variant')}]" for e in chosen]
+
     return {
         "label": label,
         "created": _dt.datetime.now().isoformat(timespec="seconds"),
@@ -103,31 +110,27 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
         "schema_version": SCHEMA_VERSION,
         "settings": [run_settings(f) for f in inputs["findings"]],
         "notes": list(inputs.get("notes", [])),  # partial or unfinished runs
+        # Every label from sltcheck.report.labels (the findings page and the README's headline read the same).
         "glance": {
             "statements_checked": len(statements),
-            "held": sum(outcome(e) == "held" for e in statements),
-            "undecided": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements
-                          if outcome(e) == "undecided"],
-            "not_measured": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements
-                             if outcome(e) == "not measured"],
-            "violated": [f"{e.get('statement')} [{e.get('variant')}]" for e in violated],
-            # The closest call below 1; variants at exactly 1 (attained bounds) are listed apart.
-            "tightest": None if tightest is None else {
-                "statement": tightest.get("statement"), "variant": tightest.get("variant"),
-                "ratio": tightest.get("worst_ratio")},
-            "attained": [f"{e.get('statement')} [{e.get('variant')}]" for e in statements if attained(e)],
+            "held": len(found.held),
+            "undecided": names(found.undecided),
+            "not_measured": names(found.not_measured),
+            "violated": names(found.violated),
+            # The closest call: the largest ratio among the held variants neither attained nor within NEAR of 1.
+            "tightest": None if found.closest is None else {
+                "statement": found.closest.get("statement"), "variant": found.closest.get("variant"),
+                "ratio": found.closest.get("worst_ratio")},
+            "attained": names(found.attained),  # equality proved, never read off a ratio
+            "near": names(found.near),  # within labels.NEAR of 1, equality not proved
             "mutants": len(mutants),
             "mutants_refuted": sum(bool(m.get("refuted", m.get("violated"))) for m in mutants),
-            "reproductions": [
-                {"figure": s.get("figure"), "checked": s.get("checked"),
-                 "violations": len(s.get("violations", [])), "worst_ratio": s.get("worst_ratio"),
-                 "vacuous": s.get("vacuous"), "held": s.get("held"), "source": s.get("_source")}
-                for s in inputs["synthetic"]
-            ],
+            "reproductions": [labels.reproduction(s) for s in inputs["synthetic"]],
             "lm_runs": [{"figure": r.get("figure"), "preset": r.get("preset"), "runs": len(r.get("runs", [])),
                          "source": r.get("_source")} for r in inputs["lm"]],
             "synthetic_violations": len(synthetic_violations),
         },
+        "regime": labels.theorem_regimes(inputs["findings"]),
         "statements": entries,
         # Slack factors (bound / exact supremum): the top-level "slack" list of a findings.json,
         # rows as written by sltcheck.suprema.slack_table().
@@ -150,7 +153,17 @@ def build(inputs: dict[str, list[dict[str, Any]]], label: str = "sltcheck report
 
 
 # Display values per section (sections without one see only ``report``).
+def contents(report: dict[str, Any], view: dict[str, Any]) -> list[tuple[str, str]]:
+    """(id, heading) of every section after the lead that the page shows."""
+    shown = {"violations": bool(view.get("violations") or view.get("synthetic_violations")),
+             "findings": bool(view.get("overview")), "power": bool(view.get("power")),
+             "repaired": bool(view.get("repaired")), "slack": bool(view.get("slack")),
+             "probability": bool(view.get("probability")), "lm": bool(view.get("lm"))}
+    return [(section, TITLES[section]) for section in SECTIONS[1:] if shown.get(section, True)]
+
+
 VIEWS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "lead": check_views.lead_view,
     "violations": check_views.violations_view,
     "findings": check_views.findings_view,
     "statements": check_views.statements_view,
@@ -171,6 +184,7 @@ def environment() -> Any:
     env = Environment(loader=PackageLoader("sltcheck.report", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["short_number"] = short_number
+    env.filters["ratio"] = labels.ratio_text
     return env
 
 
@@ -180,6 +194,7 @@ def render(report: dict[str, Any]) -> str:
     for section in SECTIONS:
         if section in VIEWS:
             view.update(VIEWS[section](report))
+    view["contents"] = contents(report, view)
     style = Markup(env.loader.get_source(env, "style.css")[0])
     return env.get_template("report.html.j2").render(report=report, view=view, sections=SECTIONS, style=style)
 

@@ -8,6 +8,7 @@ attachment, with no scripts or fonts fetched.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -265,24 +266,59 @@ class Bar:
     color: str = PALETTE[0]
 
 
-def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, marker: float | None = None,
-              marker_label: str = "", width: int = 360, row: int = 16) -> str:
-    """Horizontal bars, one per row (ranges drawn from ``low`` to ``high``), a red line at ``marker``."""
-    values = [v for b in bars for v in (b.high, b.low) if v is not None and math.isfinite(v) and (v > 0 or not logx)]
-    if marker is not None:
-        values.append(marker)
-    if not bars or not values:
-        return _empty(title, width, 80)
-    left, right, top, bottom = 130, 16, 28, 40
-    height = top + bottom + row * len(bars)
+def _bar(bar: Bar, y: float, row: int, left: int, tx: Callable[[float], float], origin: float, logx: bool,
+         clip: float | None) -> list[str]:
+    """One row of a bar chart: its label, its bar and, past the axis' cut, an arrow with its value."""
+    start = tx(bar.low) if bar.low is not None else tx(origin)
+    end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
+    beyond = clip is not None and math.isfinite(bar.high) and bar.high > clip
+    if beyond and bar.low is not None and clip is not None and bar.low > clip:
+        start = end - 10  # a range wholly beyond the cut: a stub at the edge (its arrow gives the value)
+    parts = [f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">{escape(bar.label)}</text>'
+             f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
+             f'height="{row - 4}" fill="{bar.color}"/>']
+    if beyond:
+        parts.append(f'<polygon points="{end:.1f},{y + 1} {end + 7:.1f},{y + row / 2:.1f} {end:.1f},{y + row - 1}" '
+                     f'fill="{bar.color}" class="clipped"/><text x="{end + 9:.1f}" y="{y + row * 0.7:.1f}" '
+                     f'font-size="9">{escape(_fmt(bar.high))}</text>')
+    return parts
+
+
+def _bar_range(values: list[float], logx: bool) -> tuple[float, float]:
+    """The bar chart's axis: from 0 (or the smallest value's decade) to the largest value (its decade)."""
     x0 = min(values) if logx else min(0.0, min(values))
     x1 = max(values)
     if logx:
         x0, x1 = 10.0 ** math.floor(math.log10(x0)), 10.0 ** math.ceil(math.log10(x1))
-    if x1 <= x0:
-        x1 = x0 + 1
+    return (x0, x1) if x1 > x0 else (x0, x0 + 1)
+
+
+# Pixels per character of a 10 px label (a bar's name must not be cut at the plot's left edge).
+CHAR_WIDTH = 6.0
+
+
+def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, marker: float | None = None,
+              marker_label: str = "", width: int = 360, row: int = 16, clip: float | None = None) -> str:
+    """Horizontal bars, one per row (ranges drawn from ``low`` to ``high``), a red line at ``marker``.
+    The left margin fits the longest label. With ``clip``, the axis ends there: a bar beyond it runs to
+    the edge, ends in an arrow and carries its value, so one huge row cannot swallow the others."""
+    values = [v for b in bars for v in (b.high, b.low) if v is not None and math.isfinite(v) and (v > 0 or not logx)]
+    if clip is not None:
+        values = [min(v, clip) for v in values]
+    if marker is not None:
+        values.append(marker)
+    if not bars or not values:
+        return _empty(title, width, 80)
+    clipped = clip is not None and any(math.isfinite(b.high) and b.high > clip for b in bars)
+    left = int(max(60, CHAR_WIDTH * max(len(b.label) for b in bars) + 10))
+    right = 70 if clipped else 16
+    width = max(width, left + right + 200)
+    top, bottom = 28, 54 if clipped else 40
+    height = top + bottom + row * len(bars)
+    x0, x1 = _bar_range(values, logx)
 
     def tx(x: float) -> float:
+        x = min(x, x1)
         if logx:
             x = max(x, x0)
             fraction = (math.log10(x) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
@@ -297,19 +333,19 @@ def bar_chart(bars: list[Bar], *, title: str, xlabel: str, logx: bool = False, m
                          f'stroke="#ddd"/><text x="{tx(tick):.1f}" y="{height - bottom + 16}" '
                          f'text-anchor="middle" font-size="10">{escape(_fmt(tick))}</text>')
     for index, bar in enumerate(bars):
-        y = top + index * row
-        start = tx(bar.low) if bar.low is not None else tx(x0 if logx else 0.0)
-        end = tx(bar.high) if math.isfinite(bar.high) and (bar.high > 0 or not logx) else start
-        parts.append(f'<text x="{left - 4}" y="{y + row * 0.7:.1f}" text-anchor="end" font-size="10">'
-                     f'{escape(bar.label[:28])}</text>'
-                     f'<rect x="{min(start, end):.1f}" y="{y + 2}" width="{max(abs(end - start), 1.5):.1f}" '
-                     f'height="{row - 4}" fill="{bar.color}"/>')
+        parts += _bar(bar, top + index * row, row, left, tx, x0 if logx else 0.0, logx, clip)
     if marker is not None:
         mx = tx(marker)
+        # the marker's label on the side with room: left of a marker in the right half, right of one in the left
+        anchor, shift = ("end", -3) if mx > (left + width - right) / 2 else ("start", 3)
         parts.append(f'<line x1="{mx:.1f}" y1="{top - 4}" x2="{mx:.1f}" y2="{height - bottom}" stroke="#d62728" '
-                     f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx - 3:.1f}" y="{top - 6}" '
-                     f'font-size="10" text-anchor="end" fill="#d62728">{escape(marker_label)}</text>')
+                     f'stroke-width="1.5" stroke-dasharray="4 3"/><text x="{mx + shift:.1f}" y="{top - 6}" '
+                     f'font-size="10" text-anchor="{anchor}" fill="#d62728">{escape(marker_label)}</text>')
+    centre = (left + width - right) / 2
     parts.append(f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" '
-                 f'stroke="black"/><text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle" '
+                 f'stroke="black"/><text x="{centre:.0f}" y="{height - bottom + 30}" text-anchor="middle" '
                  f'font-size="11">{escape(xlabel)}</text>')
+    if clipped and clip is not None:
+        parts.append(f'<text x="{width - 4}" y="{height - 6}" text-anchor="end" font-size="9">'
+                     f'{escape(f"axis cut at {_fmt(clip)}: a longer bar ends in an arrow and its value")}</text>')
     return _close(parts)

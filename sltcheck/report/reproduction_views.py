@@ -11,12 +11,13 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
-from sltcheck.report.display import short_number
+from sltcheck.report.labels import scientific
 from sltcheck.report.plots import Series, line_plot
 from sltcheck.repro.fits import interval_text
 
@@ -75,15 +76,40 @@ def _distinguishing(configs: list[dict[str, Any]]) -> list[str]:
     return [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in configs}) > 1]
 
 
+def _natural(name: str) -> list[Any]:
+    """A fit's name as a sort key with its numbers as numbers: T=4 before T=16, B=2 before B=10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _beyond_float(value: Any) -> bool:
+    """A mean bound of infinity (or a decimal beyond float64): the check cannot fail."""
+    try:
+        return math.isinf(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _point_row(p: dict[str, Any]) -> tuple[Any, ...]:
+    vacuous = _beyond_float(p["mean_bound"])
+    bound = f"vacuous (bound = {scientific(p['mean_bound'], 3)})" if vacuous else scientific(p["mean_bound"], 3)
+    ratio = "— (bound vacuous)" if vacuous else scientific(p["max_ratio"], 4)
+    return (p["blocks"], p["length"], p["width"], p["sources"], scientific(p["mean"], 4), scientific(p["std"], 3),
+            bound, ratio)
+
+
+# What a quick preset's fit is (beside the paper's): too few widths and sources to estimate it.
+QUICK_FIT_NOTE = ("The quick preset (a few small widths, 3-5 sources each) cannot reproduce the paper's fit: its "
+                  "(gamma, delta) come from too few points to compare with (0.8, 0.06); run --preset paper for that.")
+
+
 def synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
     shown = []
     for summary in report["synthetic"]:
         fits = [{"name": name,
                  "gamma": interval_text(fit, "gamma"), "delta": interval_text(fit, "delta")}
-                for name, fit in summary.get("fits", {}).items() if isinstance(fit, dict) and "gamma" in fit]
-        points = [(p["blocks"], p["length"], p["width"], p["sources"], f"{float(p['mean']):.4g}",
-                   f"{float(p['std']):.3g}", f"{float(p['mean_bound']):.3g}", short_number(p["max_ratio"]))
-                  for p in summary.get("points", [])]
+                for name, fit in sorted(summary.get("fits", {}).items(), key=lambda item: _natural(item[0]))
+                if isinstance(fit, dict) and "gamma" in fit]
+        points = [_point_row(p) for p in summary.get("points", [])]
         source = Path(str(summary.get("_source", "")))
         image = _figure_image(source.parent, "figure") if summary.get("_source") else None
         shown.append({"figure": summary.get("figure"), "config": summary.get("config", {}),
@@ -92,6 +118,7 @@ def synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
                       "least_over_trivial": summary.get("least_bound_over_trivial"),
                       "worst_ratio": summary.get("worst_ratio"), "norm_policy": summary.get("norm_policy"),
                       "plot": image or Markup(_synthetic_plot(summary)), "fits": fits, "points": points,
+                      "fit_note": QUICK_FIT_NOTE if (summary.get("config") or {}).get("preset") == "quick" else None,
                       "seconds": summary.get("source_seconds"), "source": summary.get("_source")})
     return {"synthetic": shown, "side_by_side": _side_by_side(report["synthetic"]),
             "readings": [_readings_view(document) for document in report.get("readings", [])]}

@@ -55,6 +55,28 @@ def _paper_line(axes: Any, widths: Sequence[float]) -> None:
               linestyle="--", linewidth=2, label="paper: 0.8 exp(-0.06 n)")
 
 
+# On the log axis a lower error bar ends at this fraction of its mean where mean - std <= 0 (it would
+# otherwise run off the bottom of the plot, below the axis); such bars end in a caret.
+LOG_FLOOR = 0.1
+
+
+def _log_errors(means: Sequence[float], stds: Sequence[float]) -> tuple[list[list[float]], list[bool]]:
+    """Asymmetric error bars for a log axis: [lower, upper] lengths, and which lower ones were cut."""
+    cut = [m - s <= 0 for m, s in zip(means, stds, strict=True)]
+    lower = [m * (1 - LOG_FLOOR) if c else s for m, s, c in zip(means, stds, cut, strict=True)]
+    return [lower, list(stds)], cut
+
+
+def _errorbar(axes: Any, x: Sequence[float], means: Sequence[float], stds: Sequence[float], label: str) -> Any:
+    """Mean +- std on the log axis, never below it: a cut lower bar ends at LOG_FLOOR x its mean, marked."""
+    yerr, cut = _log_errors(means, stds)
+    line = axes.errorbar(x, means, yerr=yerr, marker="o", capsize=3, label=label)
+    ends = [(xi, m * LOG_FLOOR) for xi, m, c in zip(x, means, cut, strict=True) if c]
+    if ends:
+        axes.plot(*zip(*ends, strict=True), linestyle="none", marker="v", color=line[0].get_color(), markersize=5)
+    return line
+
+
 def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) -> Any:
     """A matplotlib figure of one run's summary (the error definition ``error``)."""
     plt = _pyplot()
@@ -72,7 +94,7 @@ def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) 
             widths = [float(p["width"]) for p in chosen]
             means, stds = zip(*(mean_std(p) for p in chosen), strict=True)
             label = "mean error" if kind == "fig4" else f"B = {blocks}"
-            line = axes.errorbar(widths, means, yerr=stds, marker="o", capsize=3, label=label)
+            line = _errorbar(axes, widths, means, stds, label)
             curve = _fit_curve(summary["fits"].get("all" if kind == "fig4" else f"B={blocks}"), widths)
             if curve is not None:
                 axes.plot(widths, curve, linestyle=":", color=line[0].get_color(), label=f"fit, {label}")
@@ -83,12 +105,13 @@ def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) 
         for width in sorted({p["width"] for p in points}):
             chosen = sorted((p for p in points if p["width"] == width), key=lambda p: p["length"])
             means, stds = zip(*(mean_std(p) for p in chosen), strict=True)
-            axes.errorbar([p["length"] for p in chosen], means, yerr=stds, marker="o", capsize=3, label=f"n = {width}")
+            _errorbar(axes, [float(p["length"]) for p in chosen], means, stds, f"n = {width}")
         axes.set_xscale("log")
         axes.set_xlabel("sequence length T")
     axes.set_yscale("log")
     axes.set_ylabel(f"approximation error ({error})")
-    axes.set_title(title or f"{kind}: approximation error, mean and std over sources")
+    axes.set_title(title or f"{kind}: approximation error, mean and std over sources\n"
+                   f"(a lower bar that would reach 0 stops at {LOG_FLOOR:g} x the mean, marked v)", fontsize="medium")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize="small")
     return figure

@@ -109,6 +109,11 @@ LARGEST_COUNTEREXAMPLES: dict[str, dict[str, object]] = {
         "fc_layers": {"list": [{"shape": [1, 1], "dtype": "float64", "hex": [_INSIDE]}]},
     }
 }
+# The finding in the paper's terms, one sentence per false variant (the report's lead).
+FINDINGS: dict[str, str] = {
+    "as-stated": "Lemma 13 as printed lacks the factor 2 its proof derives (the supremum of measured / bound is "
+                 "25/24, not 1); Theorem 14's proof uses the printed form; the proven form (factor 2) holds.",
+}
 DEFAULT_VARIANT = "as-proven"
 
 # The suprema of measured / bound over every instance, proved in worst_case.py.
