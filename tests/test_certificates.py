@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import pytest
 
 import sltcheck
 from sltcheck.cli import main
+from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import read_json, seal, write_json_atomic
 
 Edit = Callable[[dict[str, Any]], Any]
@@ -97,6 +99,23 @@ def test_replay_catches_every_edit_of_a_resealed_findings_file(lemma8: Path, tmp
     if case not in ("a forged measured interval",):
         assert main(["findings", "--in", str(path)]) == 2
         assert str(path) in capsys.readouterr().err
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("where", "edit"), [
+    ("findings[0].instance", lambda d: d["findings"][0]["instance"].pop("alpha")),
+    ("mutants[0]", lambda d: d["mutants"][0]["counterexample"].pop("alpha")),
+])
+def test_replaying_an_instance_without_a_field_is_one_line(lemma8: Path, tmp_path: Path, where: str, edit: Edit,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: an instance without ``alpha`` ended the replay in a KeyError traceback."""
+    path = tamper(lemma8, tmp_path / "edited" / "findings.json", edit)
+    assert main(["check", "-q", "--replay", str(path), "--dps", "30"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("sltcheck: error")]
+    assert len(lines) == 1, lines
+    assert f"{where} has no field 'alpha', which lemma8" in lines[0] and str(path) in lines[0], lines
+    with pytest.raises(StoredResultError, match=f"{re.escape(where)} has no field 'alpha'"):
+        sltcheck.replay(path, dps=30)
 
 
 @pytest.mark.lemma8
