@@ -427,8 +427,8 @@ def _markers() -> dict[str, tuple[str, str]]:
     from sltcheck.cli.bench import README_END as BENCH_END
     from sltcheck.cli.bench import README_START as BENCH_START
     from sltcheck.cli.certify import README_END, README_START
-    from sltcheck.repro import readme
     from sltcheck.report import findings_text
+    from sltcheck.repro import readme
 
     return {"findings --readme": (findings_text.START, findings_text.END),
             "findings --headline": (findings_text.HEADLINE_START, findings_text.HEADLINE_END),
@@ -467,7 +467,8 @@ def test_a_page_whose_end_marker_precedes_its_start_is_refused_before_any_work(
     assert cli.main(argv) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1, lines
-    assert lines[0].startswith("sltcheck: error: --") and str(page) in lines[0], lines
+    assert lines[0].startswith("sltcheck: error: --"), lines
+    assert str(page) in lines[0], lines
     assert "before its start marker" in lines[0], lines
     assert page.read_text() == text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.json", "page.md"]  # no run directory started
@@ -486,7 +487,9 @@ def test_a_calibration_file_whose_c_overflows_the_widths_is_one_line(tmp_path: P
         path.write_text(text)
         assert cli.main(["widths", "--eps", "0.1", "--heads", "1", "--d1", "1", "--calibrated", str(path)]) == 2
         lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith("sltcheck: error: --calibrated: "), lines
-        assert "above 1e+150" in lines[0] and str(path) in lines[0], lines
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("sltcheck: error: --calibrated: "), lines
+        assert "above 1e+150" in lines[0], lines
+        assert str(path) in lines[0], lines
     with pytest.raises(ValueError, match=r"C: the width d1 \* C \* log\(...\) = 8\.7\d*e\+313 .* exceeds the largest"):
         widths.widths(eps=0.1, H=1, d1=10**12, d2=1, alpha=None, L=1, B=None, C=1e300)

@@ -113,7 +113,8 @@ def test_replaying_an_instance_without_a_field_is_one_line(lemma8: Path, tmp_pat
     assert main(["check", "-q", "--replay", str(path), "--dps", "30"]) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("sltcheck: error")]
     assert len(lines) == 1, lines
-    assert f"{where} has no field 'alpha', which lemma8" in lines[0] and str(path) in lines[0], lines
+    assert f"{where} has no field 'alpha', which lemma8" in lines[0], lines
+    assert str(path) in lines[0], lines
     with pytest.raises(StoredResultError, match=f"{re.escape(where)} has no field 'alpha'"):
         sltcheck.replay(path, dps=30)
 
