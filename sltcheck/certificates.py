@@ -261,14 +261,7 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
             if row.get("statement") in statements else None
         if declared is None:
             continue
-        for field in ("constant", "exact"):
-            if row.get(field) != declared.get(field):
-                found.append(f"{where} {field}: recorded {row.get(field)!r}, declared {declared.get(field)!r}")
-        if row.get("attained") is not bool(declared.get("attained")):
-            found.append(f"{where} attained: recorded {row.get('attained')!r}, declared {declared.get('attained')!r}")
-        if (row.get("upper") or {}).get("kind") != declared["upper"]:
-            found.append(f"{where} upper.kind: recorded {(row.get('upper') or {}).get('kind')!r}, "
-                         f"declared {declared['upper']!r}")
+        found += [f"{where} {p}" for p in _declared_problems(row, declared)]
         lower = row.get("lower") or {}
         match = next((f for f in data["findings"] if (f["statement"], f["variant"]) == (row["statement"],
                                                                                         row["variant"])), None)
@@ -282,6 +275,18 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
         if constant is not None and low is not None and constant < low:
             found.append(f"{where} constant: {constant!r} lies below its own certified lower end {low!r}")
     return found
+
+
+def _declared_problems(row: dict[str, Any], declared: dict[str, Any]) -> list[str]:
+    """A repaired-constants row's fields against its statement's declaration (``REPAIRED_CONSTANTS``)."""
+    upper = row.get("upper") or {}
+    pairs = [("constant", row.get("constant"), declared.get("constant")),
+             ("exact", row.get("exact"), declared.get("exact")),
+             ("attained", row.get("attained"), bool(declared.get("attained"))),
+             ("upper.kind", upper.get("kind"), declared["upper"]),
+             ("upper.where", upper.get("where"), declared.get("where"))]
+    return [f"{field}: recorded {recorded!r}, declared {value!r}" for field, recorded, value in pairs
+            if recorded != value or (field == "attained" and recorded is not value)]
 
 
 def _slack_problems(data: dict[str, Any]) -> list[str]:

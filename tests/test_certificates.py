@@ -82,6 +82,8 @@ CASES: dict[str, tuple[Edit, str]] = {
     "examples beside the ratios": (lambda d: d["findings"][0].update(examples=5000),
                                    "examples: 5000 examples recorded beside 50 ratios"),
     "digits below the harness's": (lambda d: d["findings"][0]["verdict"].update(dps=5), "verdict.dps: 5 digits"),
+    "a repaired constant's proof moved": (lambda d: d["repaired_constants"][0]["upper"].update(where="`x`.py"),
+                                          "upper.where: recorded '`x`.py'"),
 }
 
 
@@ -317,3 +319,80 @@ def test_a_readings_conclusion_is_re_derived(tmp_path: Path) -> None:
     forged = {**document, "conclusion": "Every reading confirms the paper."}
     assert "conclusion: not the conclusion its own table gives" in readings_differences(
         forged, tmp_path / "readings.json")[0]
+
+
+# --- Markdown output: what the file says shown as text ---------------------------------------------------
+
+SVG = "<svg onload=alert(1)>"
+
+
+def _forged_strings(data: dict[str, Any]) -> None:
+    """Every free string ``sltcheck findings`` shows set to markup; the file still agrees with itself."""
+    data["profile"] = f"`{SVG}`"
+    data["mutants"][0].update(refuted=False, why=f"{SVG} *em* [link](http://x) `code` | $x$ &lt;b&gt;\n# heading")
+    data["findings"][0]["certified_backend"] = SVG
+    data["findings"][0]["verdict"]["measured"] = SVG
+    data["slack"][0].update(kind=f"{SVG}|", params={SVG: SVG})
+    data["repaired_constants"][0]["lower"]["backend"] = SVG
+
+
+def _html(markdown: str) -> str:
+    """The page as the docs site renders it (MyST: raw HTML passed through, $...$ as math)."""
+    pytest.importorskip("myst_parser")
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "deflist"})  # docs/conf.py's
+    return str(create_md_parser(config, RendererHTML).render(markdown))
+
+
+@pytest.mark.lemma8
+def test_findings_shows_a_forged_string_as_text_never_as_markup(lemma8: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: ``sltcheck findings`` wrote forged string fields raw into the Markdown the docs site
+    renders as HTML (MyST passes raw HTML through)."""
+    from sltcheck.report import findings_text
+
+    path = tamper(lemma8, tmp_path / "forged" / "findings.json", _forged_strings)
+    assert main(["findings", "--in", str(path)]) == 0  # the forged strings are no number any check derives
+    page = capsys.readouterr().out
+    headline = findings_text.headline(read_json(path))
+    for text in (page, headline):
+        assert SVG not in text
+    assert page.count(SVG.replace("<", "\\<").replace(">", "\\>")) >= 6
+    html = _html(page)
+    for markup in ("<svg", "<em>", "<a ", "<h1", "math"):
+        assert markup not in html
+        assert markup not in _html(headline).replace('<a href="docs/results/findings.md">', "")
+    assert "&lt;svg onload=alert(1)&gt; *em* [link](http://x) `code` | $x$ &amp;lt;b&amp;gt; # heading" in html
+    assert "<td>&lt;svg onload=alert(1)&gt;|</td>" in html  # one cell: a forged '|' splits none
+
+
+@pytest.mark.parametrize("text", [SVG, "*a* _b_ **c** `d` [e](f) ![g](h) <i> &amp; | $j$ {k}`l` ~m~ \\n #o",
+                                  "line\nbreak\r\n| cell", "eps_max as-stated 0x1.0624dd2f1a9fcp-9 25/24 T = 2"])
+def test_an_escaped_string_renders_as_exactly_itself(text: str) -> None:
+    from sltcheck.report.markdown_escape import escape
+
+    html = _html(f"before {escape(text)} after")
+    import html as entities
+
+    shown = entities.unescape(html.removeprefix("<p>").removesuffix("</p>\n"))
+    assert shown == f"before {' '.join(text.replace(chr(13) + chr(10), chr(10)).split(chr(10)))} after"
+
+
+def test_benign_strings_are_left_as_they_are() -> None:
+    from sltcheck.report.markdown_escape import escape
+
+    for text in ("eps_max", "as-stated", "lemma13/d1-T4/as-stated", "0x1.0624dd2f1a9fcp-9", "25/24", "closed-form",
+                 "sltcheck/statements/lemma8/worst_case.py", "d1 = 1, T = 2"):
+        assert escape(text) == text
+
+
+def test_no_line_of_a_fenced_text_ends_its_code_block() -> None:
+    from sltcheck.report.markdown_escape import fenced
+
+    text = "a table\n```\n" + SVG + "\n````\nend"
+    html = _html("\n".join(fenced(text)))
+    assert html.count("<pre>") == 1
+    assert "<svg" not in html
