@@ -47,6 +47,9 @@ def _replay_hint(what: str, path: str | Path, unsealed: bool = False) -> str:
     if "findings" in what or "counterexamples" in str(path):
         return (f"; sltcheck check --replay {str(path)!r}{' --allow-unsealed' if unsealed else ''} re-decides its "
                 "numbers and names what differs")
+    if "certified" in what:
+        return ("; move it away and rerun sltcheck certify with the same --out: each family resumes from its "
+                "boxes.sqlite")
     if "summary" in what or "readings" in what or "results" in what:
         return "; sltcheck repro verify RUN_DIR recomputes its sources, or rerun the command that wrote it"
     return "; rerun the command that wrote it"

@@ -396,3 +396,97 @@ def test_no_line_of_a_fenced_text_ends_its_code_block() -> None:
     html = _html("\n".join(fenced(text)))
     assert html.count("<pre>") == 1
     assert "<svg" not in html
+
+
+# --- certify's certified.json -------------------------------------------------------------------------------
+
+CERTIFY = ["certify", "--only", "lemma8", "--no-search", "--quiet", "--rounds", "2"]
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A certify run directory holding two families of Lemma 8 (two runs: the second carries the first's)."""
+    out = tmp_path_factory.mktemp("certify") / "run"
+    assert main([*CERTIFY, "--family", "d1-T3", "--out", str(out)]) == 0
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 0
+    return out
+
+
+def _t3(data: dict[str, Any]) -> dict[str, Any]:
+    return next(e for e in data["families"] if e["key"] == "lemma8/d1-T3/as-stated")
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("edit", "reseal", "fragment"), [
+    (lambda d: _t3(d).update(sup_upper=0.6), False, "was changed after sltcheck wrote it"),
+    (lambda d: d.pop("digest"), False, "carries no digest"),
+    (lambda d: _t3(d).update(sup_upper=0.6), True, "lemma8/d1-T3/as-stated: sup_upper differ from what its stored"),
+    (lambda d: _t3(d).update(open_boxes=0, boxes=1), True, "open_boxes, boxes differ"),
+    (lambda d: _t3(d).update(verdict="counterexample"), True, "verdict: 'counterexample' without a counterexample"),
+])
+def test_certified_json_is_sealed_and_checked_against_its_store(certified: Path, tmp_path: Path, edit: Edit,
+                                                                reseal: bool, fragment: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: certified.json (every family's verdict) carried no digest and was read back as it stood."""
+    from sltcheck.jsonfiles import seal_state
+
+    assert seal_state(read_json(certified / "certified.json")) == "sealed"
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    tamper(certified / "certified.json", out / "certified.json", edit, reseal=reseal)
+    before = (out / "certified.json").read_bytes()
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert fragment in lines[0], lines
+    assert str(out / "certified.json") in lines[0], lines
+    assert (out / "certified.json").read_bytes() == before
+
+
+@pytest.mark.lemma8
+def test_a_family_its_store_does_not_hold_is_refused(certified: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    with sqlite3.connect(out / "boxes.sqlite") as db:
+        db.execute("DELETE FROM box WHERE key = 'lemma8/d1-T3/as-stated'")
+        db.execute("DELETE FROM family WHERE key = 'lemma8/d1-T3/as-stated'")
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 2
+    line = capsys.readouterr().err
+    assert "lemma8/d1-T3/as-stated: not in the box store" in line
+    assert str(out / "certified.json") in line
+
+
+@pytest.mark.lemma8
+def test_a_stale_entry_of_an_interrupted_run_is_derived_again_from_the_store(certified: Path, tmp_path: Path) -> None:
+    """A family rerun with more rounds and interrupted before it wrote its entry leaves the store ahead of
+    certified.json: honest, so the next run carries the entry the store gives, not a refusal."""
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    stale = (out / "certified.json").read_bytes()
+    assert main([*CERTIFY[:-1], "4", "--family", "d1-T3", "--out", str(out)]) == 0  # the store at round 4
+    (out / "certified.json").write_bytes(stale)  # as if interrupted before its entry was written
+    assert _t3(read_json(out / "certified.json"))["rounds"] == 2
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 0
+    entry = _t3(read_json(out / "certified.json"))
+    assert entry["rounds"] == 4
+    assert entry["rests_on_store"]["resumed_at_round"] == 4
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("edit", "reseal", "fragment"), [
+    (lambda d: d.pop("digest"), False, "carries no digest"),
+    (lambda d: d["findings"].pop(0), True, "0 records of lemma8/as-stated, which is done"),
+])
+def test_certify_refuses_to_seal_an_unsealed_or_inconsistent_findings_file(lemma8: Path, tmp_path: Path, edit: Edit,
+                                                                          reseal: bool, fragment: str,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """certify --findings writes the file back sealed: it must not seal what sltcheck did not write."""
+    path = tamper(lemma8, tmp_path / "check" / "findings.json", edit, reseal=reseal)
+    before = path.read_bytes()
+    assert main([*CERTIFY, "--family", "d1-T3", "--out", str(tmp_path / "run"), "--findings", str(path)]) == 2
+    line = capsys.readouterr().err
+    assert fragment in line
+    assert str(path) in line
+    assert path.read_bytes() == before
+    assert not (tmp_path / "run").exists()  # refused before any work
