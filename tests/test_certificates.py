@@ -422,7 +422,7 @@ def _t3(data: dict[str, Any]) -> dict[str, Any]:
     (lambda d: d.pop("digest"), False, "carries no digest"),
     (lambda d: _t3(d).update(sup_upper=0.6), True, "lemma8/d1-T3/as-stated: sup_upper differ from what its stored"),
     (lambda d: _t3(d).update(open_boxes=0, boxes=1), True, "open_boxes, boxes differ"),
-    (lambda d: _t3(d).update(verdict="counterexample"), True, "verdict: 'counterexample' without a counterexample"),
+    (lambda d: _t3(d).update(verdict="undecided"), True, "as-stated: verdict differ from what its stored state"),
 ])
 def test_certified_json_is_sealed_and_checked_against_its_store(certified: Path, tmp_path: Path, edit: Edit,
                                                                 reseal: bool, fragment: str,

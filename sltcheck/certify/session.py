@@ -159,12 +159,10 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def earlier_families(out: Path, store: Any) -> dict[str, dict[str, Any]]:
     """The families ``OUT/certified.json`` holds from earlier runs, each checked where it is read: the
-    file sealed, each entry as its family defines it and its verdict as its bracket says
-    (:func:`sltcheck.certificates.family_problems`), and derived again from the state ``boxes.sqlite``
-    verifies for it (:func:`rederived`)."""
-    from sltcheck.certificates import checked, family_problems, require_sealed
+    file sealed, and each entry derived again from its family's definition and the state ``boxes.sqlite``
+    verifies for it (:func:`rederived`: its verdict, bracket and counts are what that state gives)."""
     from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import read_json
+    from sltcheck.jsonfiles import checked, read_json, require_sealed
 
     path = out / "certified.json"
     if not path.is_file():
@@ -175,7 +173,6 @@ def earlier_families(out: Path, store: Any) -> dict[str, dict[str, Any]]:
         raise StoredResultError(f"certified results {str(path)!r} are not what sltcheck certify writes (no "
                                 "list of families with keys); move the file away to rewrite it from this run")
     require_sealed(earlier, "certified results", path)
-    checked(family_problems(families), "certified results", path)
     kept, problems = {}, []
     for entry in families:
         kept[entry["key"]], differ = rederived(entry, store)
