@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-# Long enough for the collector (or finaliser) that dropped the interrupt to return; short for a user.
+#: Seconds before a dropped interrupt is raised again: long enough for the collector (or finaliser) that
+#: dropped it to return, short for a user.
 REDELIVER_AFTER = 0.05
 
 

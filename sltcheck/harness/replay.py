@@ -1,5 +1,6 @@
 """``sltcheck check --replay FILE``: every instance and number a findings.json records, decided again
-(:func:`replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole file's checks).
+(:func:`sltcheck.harness.replay.replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole
+file's checks).
 
 Each recorded instance (a variant's worst instance, a mutant's counterexample) is evaluated twice:
 
