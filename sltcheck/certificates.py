@@ -4,7 +4,7 @@ Every result file sltcheck writes for later reading carries a ``digest`` (:func:
 ``findings.json``, ``counterexamples.json`` and ``certified.json`` (``check``, ``certify``),
 ``summary.json`` and ``readings.json`` (``repro``), and each row of a sweep's ``results.sqlite``
 (:mod:`sltcheck.repro.store`); ``boxes.sqlite`` chains one per round (:mod:`sltcheck.certify.store`).
-:func:`require_sealed` is the one reader's rule: a digest that does not match is an edit; a missing
+:func:`sltcheck.jsonfiles.require_sealed` is the one reader's rule: a digest that does not match is an edit; a missing
 one is an error too (no schema version of these files predates their digests; only
 ``sltcheck check --replay --allow-unsealed``, which re-decides every number, reads one).
 
@@ -19,45 +19,13 @@ decimal ``repr``\\ s with their ``float.hex``, digits at or above the harness's)
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-from sltcheck.errors import StoredResultError
-from sltcheck.jsonfiles import seal_state
+from sltcheck.jsonfiles import checked as checked  # the readers' rule lives with the seal; read here too
+from sltcheck.jsonfiles import require_sealed as require_sealed
 
 # A recorded float compared with the same quantity computed from other fields of the file.
 RELATIVE = 1e-9
-
-
-def require_sealed(payload: Any, what: str, path: str | Path, *, allow_unsealed: bool = False) -> str:
-    """``payload``'s seal state; a :class:`~sltcheck.errors.StoredResultError` naming the file if its digest
-    does not match, or if it has none (unless ``allow_unsealed``: the caller re-derives every number)."""
-    state = seal_state(payload)
-    if state == "edited":
-        raise StoredResultError(f"{what} {str(path)!r} was changed after sltcheck wrote it (its digest does not "
-                                "match its content)" + _replay_hint(what, path))
-    if state == "unsealed" and not allow_unsealed:
-        raise StoredResultError(f"{what} {str(path)!r} carries no digest (written by hand, or by an sltcheck before "
-                                "it sealed this file), so nothing shows it is what sltcheck wrote"
-                                + _replay_hint(what, path, unsealed=True))
-    return state
-
-
-def _replay_hint(what: str, path: str | Path, unsealed: bool = False) -> str:
-    if "findings" in what or "counterexamples" in str(path):
-        return (f"; sltcheck check --replay {str(path)!r}{' --allow-unsealed' if unsealed else ''} re-decides its "
-                "numbers and names what differs")
-    if "summary" in what or "readings" in what or "results" in what:
-        return "; sltcheck repro verify RUN_DIR recomputes its sources, or rerun the command that wrote it"
-    return "; rerun the command that wrote it"
-
-
-def checked(problems: list[str], what: str, path: str | Path) -> None:
-    """Raise the first of ``problems`` (one line naming the file and the field), if any."""
-    if problems:
-        first = problems[0].removeprefix(f"{path}: ")
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise StoredResultError(f"{what} {str(path)!r} does not agree with what it derives from: {first}{more}")
 
 
 # --- findings.json -------------------------------------------------------------------------------------
@@ -261,14 +229,7 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
             if row.get("statement") in statements else None
         if declared is None:
             continue
-        for field in ("constant", "exact"):
-            if row.get(field) != declared.get(field):
-                found.append(f"{where} {field}: recorded {row.get(field)!r}, declared {declared.get(field)!r}")
-        if row.get("attained") is not bool(declared.get("attained")):
-            found.append(f"{where} attained: recorded {row.get('attained')!r}, declared {declared.get('attained')!r}")
-        if (row.get("upper") or {}).get("kind") != declared["upper"]:
-            found.append(f"{where} upper.kind: recorded {(row.get('upper') or {}).get('kind')!r}, "
-                         f"declared {declared['upper']!r}")
+        found += [f"{where} {p}" for p in _declared_problems(row, declared)]
         lower = row.get("lower") or {}
         match = next((f for f in data["findings"] if (f["statement"], f["variant"]) == (row["statement"],
                                                                                         row["variant"])), None)
@@ -282,6 +243,18 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
         if constant is not None and low is not None and constant < low:
             found.append(f"{where} constant: {constant!r} lies below its own certified lower end {low!r}")
     return found
+
+
+def _declared_problems(row: dict[str, Any], declared: dict[str, Any]) -> list[str]:
+    """A repaired-constants row's fields against its statement's declaration (``REPAIRED_CONSTANTS``)."""
+    upper = row.get("upper") or {}
+    pairs = [("constant", row.get("constant"), declared.get("constant")),
+             ("exact", row.get("exact"), declared.get("exact")),
+             ("attained", row.get("attained"), bool(declared.get("attained"))),
+             ("upper.kind", upper.get("kind"), declared["upper"]),
+             ("upper.where", upper.get("where"), declared.get("where"))]
+    return [f"{field}: recorded {recorded!r}, declared {value!r}" for field, recorded, value in pairs
+            if recorded != value or (field == "attained" and recorded is not value)]
 
 
 def _slack_problems(data: dict[str, Any]) -> list[str]:

@@ -10,7 +10,9 @@
 - :func:`fingerprint` is a short hash of a value's canonical JSON;
 - :func:`seal` adds a ``digest`` of a result file's content, which :func:`seal_state` checks:
   a file changed after sltcheck wrote it is told from one it wrote (the digest has no secret:
-  it shows an edit, not a forgery; ``sltcheck check --replay`` re-decides the numbers themselves).
+  it shows an edit, not a forgery; ``sltcheck check --replay`` re-decides the numbers themselves);
+  :func:`require_sealed` is every reader's rule (an edited or unsealed file refused, naming it) and
+  :func:`checked` raises the first of a reader's findings about a file (:mod:`sltcheck.certificates`).
 """
 
 from __future__ import annotations
@@ -70,6 +72,38 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+def require_sealed(payload: Any, what: str, path: str | Path, *, allow_unsealed: bool = False) -> str:
+    """``payload``'s seal state; a :class:`~sltcheck.errors.StoredResultError` naming the file if its digest
+    does not match, or if it has none (unless ``allow_unsealed``: the caller re-derives every number)."""
+    state = seal_state(payload)
+    if state == "edited":
+        raise StoredResultError(f"{what} {str(path)!r} was changed after sltcheck wrote it (its digest does not "
+                                "match its content)" + _replay_hint(what, path))
+    if state == "unsealed" and not allow_unsealed:
+        raise StoredResultError(f"{what} {str(path)!r} carries no digest (written by hand, or by an sltcheck before "
+                                "it sealed this file), so nothing shows it is what sltcheck wrote"
+                                + _replay_hint(what, path, unsealed=True))
+    return state
+
+
+def _replay_hint(what: str, path: str | Path, unsealed: bool = False) -> str:
+    if "findings" in what or "counterexamples" in str(path):
+        return (f"; sltcheck check --replay {str(path)!r}{' --allow-unsealed' if unsealed else ''} re-decides its "
+                "numbers and names what differs")
+    if "certified" in what:
+        return ("; move it away and rerun sltcheck certify with the same --out: each family resumes from its "
+                "boxes.sqlite")
+    if "summary" in what or "readings" in what or "results" in what:
+        return "; sltcheck repro verify RUN_DIR recomputes its sources, or rerun the command that wrote it"
+    return "; rerun the command that wrote it"
+
+
+def checked(problems: list[str], what: str, path: str | Path) -> None:
+    """Raise the first of ``problems`` (one line naming the file and the field), if any."""
+    if problems:
+        first = problems[0].removeprefix(f"{path}: ")
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoredResultError(f"{what} {str(path)!r} does not agree with what it derives from: {first}{more}")
 
 
 def _temporary(target: Path, text: str) -> Path:

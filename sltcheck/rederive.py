@@ -1,4 +1,5 @@
-"""``sltcheck check --replay FILE``: the whole findings file checked as a certificate (:func:`replay_file`).
+"""``sltcheck check --replay FILE``: the whole findings file checked as a certificate
+(:func:`sltcheck.rederive.replay_file`).
 
 Every recorded instance is re-decided (:mod:`sltcheck.harness.replay`); the file is checked against
 itself (:func:`sltcheck.certificates.findings_problems`, as every reader does); and what the records
@@ -9,7 +10,7 @@ only imply is recomputed here, as the run computed it:
   installed): its outcome, and its measured and bound enclosures;
 - the repaired constants (:func:`sltcheck.repaired.table` on the file's findings);
 - the slack rows (:func:`sltcheck.suprema.slack_table`; a searched bracket's lower end, which a
-  search on another CPU may place elsewhere, within :data:`SEARCHED_LOWER` of the recorded one);
+  search on another CPU may place elsewhere, within ``SEARCHED_LOWER`` of the recorded one);
 - each ``certified_over_family`` counterexample, decided again by the statement's own evaluation
   (:func:`sltcheck.certify.seeds.certified_ratio`).
 

@@ -421,3 +421,75 @@ def test_the_issues_bad_options_are_one_line_before_any_work(argv: list[str], fr
     assert lines[0].startswith("sltcheck: error: "), err
     assert fragment in lines[0]
     assert not list(cwd.iterdir())
+
+
+def _markers() -> dict[str, tuple[str, str]]:
+    from sltcheck.cli.bench import README_END as BENCH_END
+    from sltcheck.cli.bench import README_START as BENCH_START
+    from sltcheck.cli.certify import README_END, README_START
+    from sltcheck.report import findings_text
+    from sltcheck.repro import readme
+
+    return {"findings --readme": (findings_text.START, findings_text.END),
+            "findings --headline": (findings_text.HEADLINE_START, findings_text.HEADLINE_END),
+            "repro readme --readme": (readme.START, readme.END),
+            "certify --readme": (README_START, README_END),
+            "bench solvers --readme": (BENCH_START, BENCH_END)}
+
+
+PAGE_WRITERS = {
+    "findings --readme": ["findings", "--readme", "{page}", "--in", "{file}"],
+    "findings --headline": ["findings", "--headline", "{page}", "--in", "{file}"],
+    "repro readme --readme": ["repro", "readme", "--readme", "{page}", "--in", "{file}"],
+    "certify --readme": ["certify", "--only", "lemma8", "--family", "d1-T3", "--rounds", "1", "--readme", "{page}"],
+    "bench solvers --readme": ["bench", "solvers", "--sizes", "8", "--problems", "1", "--readme", "{page}"],
+}
+
+
+@pytest.mark.parametrize("writer", PAGE_WRITERS)
+def test_a_page_whose_end_marker_precedes_its_start_is_refused_before_any_work(
+        writer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: a page whose end marker stands before its start marker passed the options' check and
+    ended in a traceback after the work (``certify`` ran every family first)."""
+    from sltcheck.readme_section import rewrite_section
+
+    start, end = _markers()[writer]
+    page = tmp_path / "page.md"
+    text = f"{end}\nkept\n{start}\n"
+    page.write_text(text)
+    (tmp_path / "file.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    for work in (*WORK, "sltcheck.cli.bench.benchmark_solvers", "sltcheck.findings.load_complete"):
+        module, name = work.rsplit(".", 1)
+        monkeypatch.setattr(f"{module}.{name}", lambda *args, _name=name, **kwargs: pytest.fail(f"{_name} started"))
+    argv = [a.replace("{page}", str(page)).replace("{file}", str(tmp_path / "file.json")) for a in PAGE_WRITERS[writer]]
+    assert cli.main(argv) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("sltcheck: error: --"), lines
+    assert str(page) in lines[0], lines
+    assert "before its start marker" in lines[0], lines
+    assert page.read_text() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.json", "page.md"]  # no run directory started
+    with pytest.raises(ValueError, match="before its start marker"):  # the writer itself, the last guard
+        rewrite_section(page, start, end, "new\n")
+    assert page.read_text() == text
+
+
+def test_a_calibration_file_whose_c_overflows_the_widths_is_one_line(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: ``widths --calibrated`` with C = 1e308 ended in an OverflowError."""
+    from sltcheck.pruning import widths
+
+    for text in ('{"C": 1e308}', '{"C": Infinity}'):
+        path = tmp_path / "calibration.json"
+        path.write_text(text)
+        assert cli.main(["widths", "--eps", "0.1", "--heads", "1", "--d1", "1", "--calibrated", str(path)]) == 2
+        lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(lines) == 1, lines
+        assert lines[0].startswith("sltcheck: error: --calibrated: "), lines
+        assert "above 1e+150" in lines[0], lines
+        assert str(path) in lines[0], lines
+    with pytest.raises(ValueError, match=r"C: the width d1 \* C \* log\(...\) = 8\.7\d*e\+313 .* exceeds the largest"):
+        widths.widths(eps=0.1, H=1, d1=10**12, d2=1, alpha=None, L=1, B=None, C=1e300)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import pytest
 
 import sltcheck
 from sltcheck.cli import main
+from sltcheck.errors import StoredResultError
 from sltcheck.jsonfiles import read_json, seal, write_json_atomic
 
 Edit = Callable[[dict[str, Any]], Any]
@@ -80,6 +82,8 @@ CASES: dict[str, tuple[Edit, str]] = {
     "examples beside the ratios": (lambda d: d["findings"][0].update(examples=5000),
                                    "examples: 5000 examples recorded beside 50 ratios"),
     "digits below the harness's": (lambda d: d["findings"][0]["verdict"].update(dps=5), "verdict.dps: 5 digits"),
+    "a repaired constant's proof moved": (lambda d: d["repaired_constants"][0]["upper"].update(where="`x`.py"),
+                                          "upper.where: recorded '`x`.py'"),
 }
 
 
@@ -97,6 +101,24 @@ def test_replay_catches_every_edit_of_a_resealed_findings_file(lemma8: Path, tmp
     if case not in ("a forged measured interval",):
         assert main(["findings", "--in", str(path)]) == 2
         assert str(path) in capsys.readouterr().err
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("where", "edit"), [
+    ("findings[0].instance", lambda d: d["findings"][0]["instance"].pop("alpha")),
+    ("mutants[0]", lambda d: d["mutants"][0]["counterexample"].pop("alpha")),
+])
+def test_replaying_an_instance_without_a_field_is_one_line(lemma8: Path, tmp_path: Path, where: str, edit: Edit,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: an instance without ``alpha`` ended the replay in a KeyError traceback."""
+    path = tamper(lemma8, tmp_path / "edited" / "findings.json", edit)
+    assert main(["check", "-q", "--replay", str(path), "--dps", "30"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("sltcheck: error")]
+    assert len(lines) == 1, lines
+    assert f"{where} has no field 'alpha', which lemma8" in lines[0], lines
+    assert str(path) in lines[0], lines
+    with pytest.raises(StoredResultError, match=f"{re.escape(where)} has no field 'alpha'"):
+        sltcheck.replay(path, dps=30)
 
 
 @pytest.mark.lemma8
@@ -297,3 +319,174 @@ def test_a_readings_conclusion_is_re_derived(tmp_path: Path) -> None:
     forged = {**document, "conclusion": "Every reading confirms the paper."}
     assert "conclusion: not the conclusion its own table gives" in readings_differences(
         forged, tmp_path / "readings.json")[0]
+
+
+# --- Markdown output: what the file says shown as text ---------------------------------------------------
+
+SVG = "<svg onload=alert(1)>"
+
+
+def _forged_strings(data: dict[str, Any]) -> None:
+    """Every free string ``sltcheck findings`` shows set to markup; the file still agrees with itself."""
+    data["profile"] = f"`{SVG}`"
+    data["mutants"][0].update(refuted=False, why=f"{SVG} *em* [link](http://x) `code` | $x$ &lt;b&gt;\n# heading")
+    data["findings"][0]["certified_backend"] = SVG
+    data["findings"][0]["verdict"]["measured"] = SVG
+    data["slack"][0].update(kind=f"{SVG}|", params={SVG: SVG})
+    data["repaired_constants"][0]["lower"]["backend"] = SVG
+
+
+def _html(markdown: str) -> str:
+    """The page as the docs site renders it (MyST: raw HTML passed through, $...$ as math)."""
+    pytest.importorskip("myst_parser")
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "deflist"})  # docs/conf.py's
+    return str(create_md_parser(config, RendererHTML).render(markdown))
+
+
+@pytest.mark.lemma8
+def test_findings_shows_a_forged_string_as_text_never_as_markup(lemma8: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: ``sltcheck findings`` wrote forged string fields raw into the Markdown the docs site
+    renders as HTML (MyST passes raw HTML through)."""
+    from sltcheck.report import findings_text
+
+    path = tamper(lemma8, tmp_path / "forged" / "findings.json", _forged_strings)
+    assert main(["findings", "--in", str(path)]) == 0  # the forged strings are no number any check derives
+    page = capsys.readouterr().out
+    headline = findings_text.headline(read_json(path))
+    for text in (page, headline):
+        assert SVG not in text
+    assert page.count(SVG.replace("<", "\\<").replace(">", "\\>")) >= 6
+    html = _html(page)
+    for markup in ("<svg", "<em>", "<a ", "<h1", "math"):
+        assert markup not in html
+        assert markup not in _html(headline).replace('<a href="docs/results/findings.md">', "")
+    assert "&lt;svg onload=alert(1)&gt; *em* [link](http://x) `code` | $x$ &amp;lt;b&amp;gt; # heading" in html
+    assert "<td>&lt;svg onload=alert(1)&gt;|</td>" in html  # one cell: a forged '|' splits none
+
+
+@pytest.mark.parametrize("text", [SVG, "*a* _b_ **c** `d` [e](f) ![g](h) <i> &amp; | $j$ {k}`l` ~m~ \\n #o",
+                                  "line\nbreak\r\n| cell", "eps_max as-stated 0x1.0624dd2f1a9fcp-9 25/24 T = 2"])
+def test_an_escaped_string_renders_as_exactly_itself(text: str) -> None:
+    from sltcheck.report.markdown_escape import escape
+
+    html = _html(f"before {escape(text)} after")
+    import html as entities
+
+    shown = entities.unescape(html.removeprefix("<p>").removesuffix("</p>\n"))
+    assert shown == f"before {' '.join(text.replace(chr(13) + chr(10), chr(10)).split(chr(10)))} after"
+
+
+def test_benign_strings_are_left_as_they_are() -> None:
+    from sltcheck.report.markdown_escape import escape
+
+    for text in ("eps_max", "as-stated", "lemma13/d1-T4/as-stated", "0x1.0624dd2f1a9fcp-9", "25/24", "closed-form",
+                 "sltcheck/statements/lemma8/worst_case.py", "d1 = 1, T = 2"):
+        assert escape(text) == text
+
+
+def test_no_line_of_a_fenced_text_ends_its_code_block() -> None:
+    from sltcheck.report.markdown_escape import fenced
+
+    text = "a table\n```\n" + SVG + "\n````\nend"
+    html = _html("\n".join(fenced(text)))
+    assert html.count("<pre>") == 1
+    assert "<svg" not in html
+
+
+# --- certify's certified.json -------------------------------------------------------------------------------
+
+CERTIFY = ["certify", "--only", "lemma8", "--no-search", "--quiet", "--rounds", "2"]
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A certify run directory holding two families of Lemma 8 (two runs: the second carries the first's)."""
+    out = tmp_path_factory.mktemp("certify") / "run"
+    assert main([*CERTIFY, "--family", "d1-T3", "--out", str(out)]) == 0
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 0
+    return out
+
+
+def _t3(data: dict[str, Any]) -> dict[str, Any]:
+    return next(e for e in data["families"] if e["key"] == "lemma8/d1-T3/as-stated")
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("edit", "reseal", "fragment"), [
+    (lambda d: _t3(d).update(sup_upper=0.6), False, "was changed after sltcheck wrote it"),
+    (lambda d: d.pop("digest"), False, "carries no digest"),
+    (lambda d: _t3(d).update(sup_upper=0.6), True, "lemma8/d1-T3/as-stated: sup_upper differ from what its stored"),
+    (lambda d: _t3(d).update(open_boxes=0, boxes=1), True, "open_boxes, boxes differ"),
+    (lambda d: _t3(d).update(verdict="undecided"), True, "as-stated: verdict differ from what its stored state"),
+])
+def test_certified_json_is_sealed_and_checked_against_its_store(certified: Path, tmp_path: Path, edit: Edit,
+                                                                reseal: bool, fragment: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42: certified.json (every family's verdict) carried no digest and was read back as it stood."""
+    from sltcheck.jsonfiles import seal_state
+
+    assert seal_state(read_json(certified / "certified.json")) == "sealed"
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    tamper(certified / "certified.json", out / "certified.json", edit, reseal=reseal)
+    before = (out / "certified.json").read_bytes()
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert fragment in lines[0], lines
+    assert str(out / "certified.json") in lines[0], lines
+    assert (out / "certified.json").read_bytes() == before
+
+
+@pytest.mark.lemma8
+def test_a_family_its_store_does_not_hold_is_refused(certified: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    with sqlite3.connect(out / "boxes.sqlite") as db:
+        db.execute("DELETE FROM box WHERE key = 'lemma8/d1-T3/as-stated'")
+        db.execute("DELETE FROM family WHERE key = 'lemma8/d1-T3/as-stated'")
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 2
+    line = capsys.readouterr().err
+    assert "lemma8/d1-T3/as-stated: not in the box store" in line
+    assert str(out / "certified.json") in line
+
+
+@pytest.mark.lemma8
+def test_a_stale_entry_of_an_interrupted_run_is_derived_again_from_the_store(certified: Path, tmp_path: Path) -> None:
+    """A family rerun with more rounds and interrupted before it wrote its entry leaves the store ahead of
+    certified.json: honest, so the next run carries the entry the store gives, not a refusal."""
+    out = tmp_path / "run"
+    shutil.copytree(certified, out)
+    stale = (out / "certified.json").read_bytes()
+    assert main([*CERTIFY[:-1], "4", "--family", "d1-T3", "--out", str(out)]) == 0  # the store at round 4
+    (out / "certified.json").write_bytes(stale)  # as if interrupted before its entry was written
+    assert _t3(read_json(out / "certified.json"))["rounds"] == 2
+    assert main([*CERTIFY, "--family", "lemma8/d1-T2/as-stated", "--out", str(out)]) == 0
+    entry = _t3(read_json(out / "certified.json"))
+    assert entry["rounds"] == 4
+    assert entry["rests_on_store"]["resumed_at_round"] == 4
+
+
+@pytest.mark.lemma8
+@pytest.mark.parametrize(("edit", "reseal", "fragment"), [
+    (lambda d: d.pop("digest"), False, "carries no digest"),
+    (lambda d: d["findings"].pop(0), True, "0 records of lemma8/as-stated, which is done"),
+])
+def test_certify_refuses_to_seal_an_unsealed_or_inconsistent_findings_file(lemma8: Path, tmp_path: Path, edit: Edit,
+                                                                          reseal: bool, fragment: str,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """certify --findings writes the file back sealed: it must not seal what sltcheck did not write."""
+    path = tamper(lemma8, tmp_path / "check" / "findings.json", edit, reseal=reseal)
+    before = path.read_bytes()
+    assert main([*CERTIFY, "--family", "d1-T3", "--out", str(tmp_path / "run"), "--findings", str(path)]) == 2
+    line = capsys.readouterr().err
+    assert fragment in line
+    assert str(path) in line
+    assert path.read_bytes() == before
+    assert not (tmp_path / "run").exists()  # refused before any work

@@ -17,6 +17,7 @@ from sltcheck.certify.bnb import evaluate_box, point_ratio
 from sltcheck.certify.run import certify_family
 from sltcheck.certify.store import Store
 from sltcheck.harness import interval_verdict as certified
+from sltcheck.jsonfiles import seal
 from sltcheck.numerics import dual
 from sltcheck.numerics.balls import BACKENDS, arb_available, backend
 from sltcheck.numerics.intervals import ends
@@ -359,7 +360,7 @@ def test_cli_writes_replayable_counterexamples_and_findings(tmp_path: Path) -> N
     from sltcheck.cli import main
 
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps(replay_file([])))  # a findings.json with nothing in it
+    findings.write_text(json.dumps(seal(replay_file([]))))  # a findings.json with nothing in it
     out = tmp_path / "run"
     assert main(["certify", "--only", "lemma13", "--family", "lemma13/d1-T4/as-stated", "--budget", "5",
                  "--out", str(out), "--findings", str(findings), "--quiet"]) == 0

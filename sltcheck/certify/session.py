@@ -96,6 +96,7 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
         with DirectoryLock(out, "certify"):
             store = Store(out / "boxes.sqlite")
             try:
+                earlier = earlier_families(out, store)  # checked before any work
                 for family in chosen:
                     entry = certify_family(family, store, backend_name=arith.name, budget=config.budget,
                                            seeds=config.seeds.get(family.statement, []),
@@ -107,10 +108,10 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
                         report(f"{family.key}: resumed at round {resumed['resumed_at_round']} from {resumed['file']} "
                                f"(verified: {resumed['verified']}); the certificate rests on that file")
                     entries.append(entry)
-                    _write(out, entries, arith.name)
+                    _write(out, earlier, entries, arith.name)
             finally:
                 store.close()
-            data = _write(out, entries, arith.name)
+            data = _write(out, earlier, entries, arith.name)
     data["this_run"] = [entry["key"] for entry in entries]  # (returned, not written: certified.json is as before)
     data["enclosed"] = where
     return data
@@ -156,29 +157,92 @@ def replay_file(counterexamples: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(data)
 
 
-def _write(out: Path, entries: list[dict[str, Any]], backend_name: str) -> dict[str, Any]:
-    """certified.json and counterexamples.json of the run directory: this run's families, and those
-    an earlier run in the same directory finished (kept, never overwritten by another family's run)."""
+def earlier_families(out: Path, store: Any) -> dict[str, dict[str, Any]]:
+    """The families ``OUT/certified.json`` holds from earlier runs, each checked where it is read: the
+    file sealed, and each entry derived again from its family's definition and the state ``boxes.sqlite``
+    verifies for it (:func:`rederived`: its verdict, bracket and counts are what that state gives)."""
     from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import read_json, seal
+    from sltcheck.jsonfiles import checked, read_json, require_sealed
+
+    path = out / "certified.json"
+    if not path.is_file():
+        return {}
+    earlier = read_json(path, "certified results")
+    families = earlier.get("families") if isinstance(earlier, dict) else None
+    if not isinstance(families, list) or not all(isinstance(e, dict) and "key" in e for e in families):
+        raise StoredResultError(f"certified results {str(path)!r} are not what sltcheck certify writes (no "
+                                "list of families with keys); move the file away to rewrite it from this run")
+    require_sealed(earlier, "certified results", path)
+    kept, problems = {}, []
+    for entry in families:
+        kept[entry["key"]], differ = rederived(entry, store)
+        problems += differ
+    checked(problems, "certified results", path)
+    return kept
+
+
+# The fields of a family's entry that its stored state determines (the best point's certified ratio is
+# left out: it is enclosed again on whatever backend this machine has).
+DERIVED = ("verdict", "finished", "sup_lower", "sup_upper", "proven_fraction", "proved_by_argument", "open_boxes",
+           "boxes", "rounds", "seconds", "backend", "tolerance", "best_source", "seeds", "counterexample", "progress",
+           "statement", "family", "variant", "dimensions", "arguments", "expected", "known_supremum")
+
+
+def rederived(entry: dict[str, Any], store: Any) -> tuple[dict[str, Any], list[str]]:
+    """A family's entry of certified.json against the entry derived again from its stored state: the
+    entry and what differs; where the store went on after the entry was written (a later run of the
+    family interrupted before it wrote its entry), the entry derived from the store, which is verified."""
+    from sltcheck.certify import families
+    from sltcheck.certify.run import summary
+
+    family = families().get(entry["key"])
+    found = store.recorded(entry["key"]) if family is not None else None
+    if family is None or found is None:
+        return entry, [f"families {entry['key']}: not in the box store {str(store.path)!r} it was proved in "
+                       "(the store moved, or the entry was written by hand)"]
+    config, state, opened = found
+    again = summary(family, state, opened, config.get("backend"), config.get("tolerance"))
+    if isinstance(entry.get("rounds"), int) and state.rounds > entry["rounds"]:
+        return {**again, "rests_on_store": {"file": str(store.path), "resumed_at_round": state.rounds,
+                                            "boxes_before": state.evaluated,
+                                            "verified": "the digest chained per round and the volume"}}, []
+    differ = [field for field in DERIVED if not _same(entry.get(field), again[field])]
+    best, best_again = entry.get("best") or {}, again["best"] or {}
+    differ += [f"best.{field}" for field in ("point", "choice", "instance") if best.get(field) != best_again.get(field)]
+    return entry, [f"families {entry['key']}: {', '.join(differ)} differ from what its stored state in "
+                   f"{str(store.path)!r} gives (verdict recorded {entry.get('verdict')!r}, derived "
+                   f"{again['verdict']!r})"] if differ else []
+
+
+def _same(recorded: Any, derived: Any) -> bool:
+    """Equal, floats to 1e-9 relative (a sum of box volumes taken in the store's order, not the heap's)."""
+    import math
+
+    if isinstance(derived, float) and isinstance(recorded, int | float) and not isinstance(recorded, bool):
+        return math.isclose(recorded, derived, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(derived, dict):
+        return isinstance(recorded, dict) and recorded.keys() == derived.keys() and all(
+            _same(recorded[k], v) for k, v in derived.items())
+    if isinstance(derived, list | tuple):
+        return isinstance(recorded, list | tuple) and len(recorded) == len(derived) and all(
+            _same(r, d) for r, d in zip(recorded, derived, strict=True))
+    return bool(recorded == derived)
+
+
+def _write(out: Path, earlier: dict[str, dict[str, Any]], entries: list[dict[str, Any]],
+           backend_name: str) -> dict[str, Any]:
+    """certified.json (sealed) and counterexamples.json of the run directory: this run's families, and
+    those an earlier run in the same directory finished (``earlier``: kept, never overwritten by
+    another family's run)."""
+    from sltcheck.jsonfiles import seal
     from sltcheck.schema import SCHEMA_VERSION
 
-    merged: dict[str, dict[str, Any]] = {}
-    previous = out / "certified.json"
-    if previous.is_file():
-        earlier = read_json(previous, "certified results")
-        families = earlier.get("families") if isinstance(earlier, dict) else None
-        if not isinstance(families, list) or not all(isinstance(e, dict) and "key" in e for e in families):
-            raise StoredResultError(f"certified results {str(previous)!r} are not what sltcheck certify writes (no "
-                                    "list of families with keys); move the file away to rewrite it from this run")
-        merged = {e["key"]: e for e in families}
+    merged = dict(earlier)
     merged.update({e["key"]: e for e in entries})
     families = list(merged.values())
     counterexamples = [e["counterexample"] for e in families if e["counterexample"]]
     data = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": families,
             "counterexamples": len(counterexamples)}
-    write_json(out / "certified.json", data)
+    write_json(out / "certified.json", seal(data))
     write_json(out / "counterexamples.json", seal(replay_file(counterexamples)))
     return data
-
-

@@ -90,6 +90,26 @@ class Store:
                                  "from it; move the store away (or give another --out) to start over")
 
     def load(self, key: str, config: dict[str, Any]) -> tuple[State, list[Item]] | None:
+        """The family's State and open boxes, verified (digest chain, volume), to resume with ``config``
+        (another configuration is refused); None where the store has no row of the family."""
+        found = self.recorded(key)
+        if found is None:
+            return None
+        recorded_config, state, opened = found
+        if recorded_config != config:
+            from sltcheck.errors import UsageError
+            from sltcheck.rundir import differences
+
+            raise UsageError(f"box store {str(self.path)!r} holds {key} with another configuration: "
+                             f"{'; '.join(differences(recorded_config, config))}; use another --out (one "
+                             "configuration per run directory)")
+        self._resumed[key] = {"file": str(self.path), "resumed_at_round": state.rounds, "boxes_before": state.evaluated,
+                              "verified": "the digest chained per round and the volume"}
+        return state, opened
+
+    def recorded(self, key: str) -> tuple[dict[str, Any], State, list[Item]] | None:
+        """The family's configuration, State and open boxes as stored, verified (digest chain, volume);
+        None where the store has no row of the family."""
         from sltcheck.rundir import store_error
 
         try:
@@ -112,13 +132,6 @@ class Store:
                 opened.append((-upper, seq, box, volume, argument))
         except (TypeError, ValueError, KeyError) as error:
             raise self._damaged(key, f"has rows that are not what sltcheck writes ({error})") from None
-        if recorded_config != config:
-            from sltcheck.errors import UsageError
-            from sltcheck.rundir import differences
-
-            raise UsageError(f"box store {str(self.path)!r} holds {key} with another configuration: "
-                             f"{'; '.join(differences(recorded_config, config))}; use another --out (one "
-                             "configuration per run directory)")
         hashes = {seq: _row_hash(seq, text, upper, volume) for seq, text, upper, volume in rows}
         total = math.fsum([state.closed_volume, state.outside_volume, *(volume for *_, volume in rows)])
         if abs(total - 1.0) > VOLUME_SLACK:
@@ -131,9 +144,7 @@ class Store:
             raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
                                      "deleted or edited)")
         self._hashes[key], self._digest[key] = hashes, recorded
-        self._resumed[key] = {"file": str(self.path), "resumed_at_round": state.rounds, "boxes_before": state.evaluated,
-                              "verified": "the digest chained per round and the volume"}
-        return state, opened
+        return recorded_config, state, opened
 
     def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
              added: list[tuple[int, Box, float, float, str | None]]) -> None:

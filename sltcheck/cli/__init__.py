@@ -37,6 +37,7 @@ Handler = Callable[[argparse.Namespace], int]
 Arguments = Callable[[argparse.ArgumentParser], None]
 Validate = Callable[[argparse.Namespace], None]
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def usage_message(message: str) -> str:
@@ -168,6 +169,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     a bad option from the parser, else a :class:`~sltcheck.errors.SltcheckError`, a full or
     read-only disk, a missing extra, a closed output pipe), 130 interrupted. Any other exception
     is a bug and keeps its traceback."""
+    from sltcheck.cli.interrupts import watching
+
+    with watching() as interrupts:
+        try:
+            status = _parse_and_run(argv)
+        except KeyboardInterrupt:
+            status = EXIT_INTERRUPTED
+        interrupts.stop()  # a Ctrl-C from here on is counted, not raised
+        if interrupts.seen or status == EXIT_INTERRUPTED:  # a dropped interrupt too (sltcheck.cli.interrupts)
+            print("\ninterrupted: finished results are kept; rerun the same command to resume", file=sys.stderr)
+            status = EXIT_INTERRUPTED
+    return status
+
+
+def _parse_and_run(argv: Sequence[str] | None) -> int:
     from sltcheck.errors import SltcheckError
 
     try:
@@ -178,9 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _one_line(str(error))
     try:
         return _dispatch(args)
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished results are kept; rerun the same command to resume", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader of our output went away (``| head``): no more output, one line on stderr.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

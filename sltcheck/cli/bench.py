@@ -265,10 +265,13 @@ def readme_markers(distribution: str) -> tuple[str, str]:
 
 def _has_a_section(path: Any) -> None:
     """--readme's check before any work: the file holds the markers of at least one distribution's section."""
+    from sltcheck.readme_section import section_problem
+
     text = path.read_text(encoding="utf-8", errors="replace")
-    if not any(start in text and end in text for start, end in map(readme_markers, DISTRIBUTIONS)):
-        raise ValueError(f"lacks the marker lines of every section it could rewrite (e.g. {README_START!r} and "
-                         f"{README_END!r})")
+    problems = [section_problem(text, start, end) for start, end in map(readme_markers, DISTRIBUTIONS)]
+    if None not in problems:
+        raise ValueError(f"holds no section it could rewrite (e.g. between {README_START!r} and {README_END!r}: "
+                         f"it {problems[0]})")
 
 
 def readme_text(report: dict[str, Any], command: str) -> str:
@@ -305,11 +308,12 @@ def run(args: argparse.Namespace) -> int:
         ensure_writable_file(args.out)
     start, end = readme_markers(args.distribution)
     if args.readme is not None:  # the option's validator saw some section; this run needs its own
+        from sltcheck.readme_section import section_problem
+
         with open(args.readme, encoding="utf-8", errors="replace") as readme:
-            text = readme.read()
-        if start not in text or end not in text:
-            raise UsageError(f"--readme {args.readme!r} must contain the lines {start!r} and {end!r} "
-                             f"(the section of --distribution {args.distribution})")
+            problem = section_problem(readme.read(), start, end)
+        if problem is not None:
+            raise UsageError(f"--readme {args.readme!r} {problem} (the section of --distribution {args.distribution})")
     command = " ".join(shlex.quote(part) for part in (
         "sltcheck", "bench", "solvers",
         *(("--distribution", args.distribution) if args.distribution != "uniform" else ()),

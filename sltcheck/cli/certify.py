@@ -144,16 +144,15 @@ def add_to_findings(path: Path, entries: list[dict[str, Any]], backend_name: str
 
 def _findings_file_locked(path: Path) -> dict[str, Any]:
     """The findings.json, refused if it was changed by hand since sltcheck wrote it (a legitimate
-    writer, check or certify, seals what it writes)."""
-    from sltcheck.errors import StoredResultError
-    from sltcheck.jsonfiles import seal_state
+    writer, check or certify, seals what it writes), carries no digest, or disagrees with itself
+    (:mod:`sltcheck.certificates`): certify seals what it writes back, so it must not seal an edit."""
+    from sltcheck.certificates import checked, findings_problems, require_sealed
     from sltcheck.records import FindingsFile
     from sltcheck.schema import load as load_file
 
     data = dict(load_file(path, FindingsFile, "--findings"))
-    if seal_state(data) == "edited":
-        raise StoredResultError(f"--findings {str(path)!r} was changed after sltcheck wrote it (its digest does not "
-                                f"match its content); sltcheck check --replay {str(path)!r} names what differs")
+    require_sealed(data, "--findings findings", path)
+    checked(findings_problems(data), "--findings findings", path)
     return data
 
 

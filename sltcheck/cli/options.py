@@ -330,10 +330,11 @@ def readme(start: str, end: str) -> InputPath:
     """A page (the README or a docs/results/ file) holding both markers of the section a command rewrites."""
 
     def has_markers(path: Path) -> None:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        missing = [marker for marker in (start, end) if marker not in text]
-        if missing:
-            raise ValueError(f"lacks the marker line {missing[0]!r} of the section it would rewrite")
+        from sltcheck.readme_section import section_problem
+
+        problem = section_problem(path.read_text(encoding="utf-8", errors="replace"), start, end)
+        if problem is not None:
+            raise ValueError(problem)
 
     return InputPath("file", has_markers, f"a page (README or docs/results/*.md) with the lines {start!r} and {end!r}",
                      f"{start}\n{end}\n")

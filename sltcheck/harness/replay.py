@@ -1,5 +1,6 @@
 """``sltcheck check --replay FILE``: every instance and number a findings.json records, decided again
-(:func:`replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole file's checks).
+(:func:`sltcheck.harness.replay.replay_records`; :func:`sltcheck.rederive.replay_file` adds the whole
+file's checks).
 
 Each recorded instance (a variant's worst instance, a mutant's counterexample) is evaluated twice:
 
@@ -223,6 +224,10 @@ def evaluate(name: str, variant: str, instance: Instance, dps: int, bound: Any, 
     try:
         return decide(name, variant, instance, dps=dps, bound=bound)
     except (ValueError, TypeError, ArithmeticError, KeyError, IndexError) as error:
+        missing = error.args[0] if isinstance(error, KeyError) and error.args else None
+        if isinstance(missing, str) and missing not in instance:  # a field deleted by hand
+            raise StoredResultError(f"--replay {str(path)!r}: {where} has no field {missing!r}, which {name} "
+                                    f"[{variant}] needs (it has {', '.join(sorted(instance))})") from None
         try:
             broken = [str(v) for v in violations(name, instance)]
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):

@@ -78,6 +78,7 @@ CONFIDENCE = 0.95
 # 5.429; (2,2,.1) 4.066 4.337 4.608; (2,2,.02) 3.775 3.964 4.341; (3,3,.1) 4.000 4.222 4.445;
 # (2,4,.05) 4.138 4.138 4.532; (4,4,.1) 3.941 4.138 4.138.
 STORED_C = 25 / math.log(100)  # 5.42868...
+MAX_C = 1e150  # the largest C the width formulas take (sltcheck widths --C has the same cap)
 STORED_SOURCE = "sltcheck calibrate --trials 1000 --seed 0 (DEFAULT_CONFIGS)"
 
 
@@ -227,6 +228,9 @@ def load_C(path: str | None = None) -> float:
     except (OSError, json.JSONDecodeError) as error:
         raise ValueError(f"calibrated must be a readable calibration JSON file, got {path!r}: {error}") from error
     value = data.get("C") if isinstance(data, dict) else None
-    if not isinstance(value, (int, float)) or not value > 0:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
         raise ValueError(f"calibrated file {path!r} has no positive 'C' (got {value!r}); rerun with more --trials")
+    if not value <= MAX_C:
+        raise ValueError(f"calibrated file {path!r} has C = {value!r}, above {MAX_C:g}: not a constant sltcheck "
+                         "calibrate writes (the widths scale with C; such a C makes them overflow)")
     return float(value)

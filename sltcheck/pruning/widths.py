@@ -67,6 +67,10 @@ def _check(eps: float, H: int, d1: int, d2: int, alpha: float | None, L: int, B:
 def _width(d1: int, C: float, log_argument: Any) -> dict[str, Any]:
     value = d1 * C * mpmath.log(log_argument)
     real = float(value)
+    if not math.isfinite(real):
+        exact = mpmath.nstr(mpmath.mpf(d1) * C * mpmath.log(log_argument), 6)
+        raise ValueError(f"C: the width d1 * C * log(...) = {exact} (d1 = {d1}, C = {C!r}) exceeds the largest "
+                         "float64; give a smaller C")
     ceil = max(1, math.ceil(real))
     return {"bound": real, "ceil": ceil, "construction": d1 * math.ceil(ceil / d1), "log_argument": float(log_argument)}
 

@@ -6,7 +6,7 @@
 - :func:`readings_differences`: ``readings.json``'s conclusion re-written from its own table, and each
   reading's counts against the summary of its run (``runs/NAME/summary.json``, itself re-derived);
 - :func:`verify`: the above, and then the sources themselves recomputed (all of them or a sample,
-  :func:`sltcheck.repro.synthetic.source_records`, with the targets rebuilt from the seed) and compared
+  ``sltcheck.repro.synthetic.source_records``, with the targets rebuilt from the seed) and compared
   with the stored records, field by field, as ``sltcheck check --replay`` does for the statements.
 
 Each returns one line per difference, naming the file and the field (empty: none). Floats are compared
@@ -22,6 +22,7 @@ from typing import Any
 
 from sltcheck.errors import StoredResultError
 
+#: Floats compared with a relative tolerance: the same machine gives the same bits, another machine may not.
 RELATIVE = 1e-9
 # The summary's fields derived from the rows (the rest: the run's options, timings, the target's facts).
 DERIVED = ("figure", "points", "fits", "checked", "violations", "undecided", "vacuous", "held",
