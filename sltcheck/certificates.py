@@ -33,7 +33,9 @@ RELATIVE = 1e-9
 
 def planned_units(run: dict[str, Any]) -> list[str]:
     """The units a check with the ``run`` block plans, in order: ``statement/variant``,
-    ``statement/mutants``, ``power``, ``probability`` (:func:`sltcheck.checking.run`)."""
+    ``statement/mutants``, ``power``, ``regime``, ``probability``: the one list :func:`sltcheck.checking.run`
+    works through and a replay holds the file to."""
+    from sltcheck.regime import REGIME_STATEMENTS
     from sltcheck.registry import STATEMENT_MODULES, load
 
     given = set(run.get("only") or STATEMENT_MODULES)
@@ -45,6 +47,8 @@ def planned_units(run: dict[str, Any]) -> list[str]:
             units.append(f"{name}/mutants")
     if run.get("power"):
         units.append("power")
+    if not run.get("no_search") and given & set(REGIME_STATEMENTS):
+        units.append("regime")  # the theorems' worst instance in their own regime (sltcheck.regime)
     if run.get("probability"):
         units.append("probability")
     return units
@@ -106,8 +110,16 @@ def _unit_problems(data: dict[str, Any]) -> list[str]:
         if rows != declared:
             found.append(f"mutants: {name}'s rows {_listed(rows)} are not its mutants {_listed(declared)} "
                          f"({name}/mutants is {'' if declared else 'not '}done)")
-    if ("power" in done) != bool(data["power"]):
-        found.append(f"power: {len(data['power'])} rows, and the unit power is {'' if 'power' in done else 'not '}done")
+    return found + table_problems(data, done)
+
+
+def table_problems(data: dict[str, Any], done: list[str]) -> list[str]:
+    """The units that fill one table of the file (power, regime, probability): rows exactly where done."""
+    found = []
+    for unit in ("power", "regime"):
+        rows = data.get(unit) or []
+        if (unit in done) != bool(rows):
+            found.append(f"{unit}: {len(rows)} rows, and the unit {unit} is {'' if unit in done else 'not '}done")
     if ("probability" in done) != ("probability" in data):
         found.append("probability: present without its unit done, or its unit done without it")
     return found

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sltcheck import findings
-from sltcheck.regime import REGIME_STATEMENTS
 from sltcheck.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -134,23 +133,12 @@ def resolve(config: CheckConfig, verbosity: int = -1) -> Settings:
                     config.workers, verbosity)
 
 
-def _units(names: list[str], run_config: CheckRun) -> list[str]:
-    """The run's units of work in order: ``statement/variant``, ``statement/mutants``, ``power``."""
-    from sltcheck.registry import load
+def planned(names: list[str], run_config: CheckRun) -> list[str]:
+    """The run's units of work in order: ``statement/variant``, ``statement/mutants``, ``power``, ``regime``,
+    ``probability`` (:func:`sltcheck.certificates.planned_units`, the list a replay holds the file to)."""
+    from sltcheck.certificates import planned_units
 
-    units = []
-    for name in names:
-        module = load(name)
-        units += [f"{name}/{variant}" for variant in module.VARIANTS]
-        if not run_config["no_mutants"] and module.MUTANTS:
-            units.append(f"{name}/mutants")
-    if run_config["power"]:
-        units.append("power")
-    if not run_config["no_search"] and any(name in REGIME_STATEMENTS for name in names):
-        units.append("regime")  # the theorems' worst instance in their own regime (sltcheck.regime)
-    if run_config.get("probability"):
-        units.append("probability")
-    return units
+    return planned_units({**run_config, "only": list(names)})
 
 
 def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
@@ -175,7 +163,7 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
     out = ensure_writable_directory(config.out)
     with DirectoryLock(out, "check"):
         previous = findings.resume(out, run_config)
-        units = _units(names, run_config)
+        units = planned(names, run_config)
         state: FindingsFile = previous or {
             "schema_version": SCHEMA_VERSION, "profile": run.profile, "seed": run.seed, "run": run_config,
             "fingerprint": fingerprint(dict(run_config)), "complete": False, "planned": units, "done": [],

@@ -190,6 +190,38 @@ def family_differences(data: dict[str, Any]) -> list[str]:
     return found
 
 
+def regime_differences(data: dict[str, Any], path: Path) -> list[str]:
+    """Each theorem's regime row (:mod:`sltcheck.regime`) against its instance: the instance in the
+    regime (T >= 2, eps* < 1), its tokens and eps*, and its verdict re-decided at the recorded digits."""
+    from sltcheck.assumptions import violations
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.regime import eps_star, inside, tokens
+
+    found = []
+    for index, row in enumerate(data.get("regime") or []):
+        if not row.get("found") or not row.get("instance"):
+            continue
+        where = f"regime[{index}] {row['statement']} [{row['variant']}]"
+        instance = decode(row["instance"], path, f"regime[{index}].instance")
+        if violations(row["statement"], instance) or not inside(row["statement"], instance):
+            found.append(f"{where}: its instance is not an admissible one in the regime ({row.get('condition')})")
+            continue
+        if row.get("tokens") != tokens(instance):
+            found.append(f"{where} tokens: recorded {row.get('tokens')!r}, the instance has {tokens(instance)}")
+        star = eps_star(row["statement"], instance)
+        if not _same(row.get("eps_star"), star, 1e-6):  # float64, whose last bits move with the CPU
+            found.append(f"{where} eps_star: recorded {row.get('eps_star')!r}, re-derived {star!r}")
+        recorded = row.get("verdict") or {}
+        again = evaluate(row["statement"], row["variant"], instance, dps=int(recorded.get("dps") or 40))
+        if not _same(recorded.get("ratio"), again.ratio, RELATIVE) or not _same(row.get("ratio"), again.ratio,
+                                                                                  RELATIVE):
+            found.append(f"{where} ratio: recorded {row.get('ratio')!r}, re-decided {again.ratio!r} at "
+                         f"{int(recorded.get('dps') or 40)} digits")
+        elif bool(recorded.get("holds")) != again.holds:
+            found.append(f"{where} verdict.holds: recorded {recorded.get('holds')!r}, re-decided {again.holds!r}")
+    return found
+
+
 def replay(path: Path, dps: int, only: tuple[str, ...] = (), rows: list[dict[str, Any]] | None = None,
            allow_unsealed: bool = False) -> int:
     """``sltcheck check --replay``'s exit status (:attr:`~sltcheck.harness.replay.Replayed.status`)."""
@@ -216,6 +248,7 @@ def whole_file_differences(data: dict[str, Any], only: tuple[str, ...], path: Pa
                 "mutants": [m for m in data["mutants"] if m["statement"] in only],
                 "repaired_constants": [r for r in data.get("repaired_constants") or [] if r.get("statement") in only],
                 "slack": [r for r in data["slack"] if r.get("statement") in only],
+                "regime": [r for r in data.get("regime") or [] if r.get("statement") in only],
                 "run": {**data["run"], "only": list(only)}}
     for index, entry in enumerate(data["findings"]):
         if entry["instance"]:
@@ -227,9 +260,9 @@ def whole_file_differences(data: dict[str, Any], only: tuple[str, ...], path: Pa
             instance = decode(row["counterexample"], path, f"mutants[{index}].counterexample")
             found += [f"mutants[{index}] {row['statement']}:{row['mutant']} {line}"
                       for line in mutant_interval_differences(row, instance)]
-    found += repaired_differences(data) + slack_differences(data)
+    found += repaired_differences(data) + slack_differences(data) + regime_differences(data, path)
     return found + family_differences(data)
 
 
-__all__ = ["family_differences", "interval_differences", "mutant_interval_differences", "repaired_differences",
-           "replay", "replay_file", "slack_differences", "whole_file_differences"]
+__all__ = ["family_differences", "interval_differences", "mutant_interval_differences", "regime_differences",
+           "repaired_differences", "replay", "replay_file", "slack_differences", "whole_file_differences"]

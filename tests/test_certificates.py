@@ -490,3 +490,56 @@ def test_certify_refuses_to_seal_an_unsealed_or_inconsistent_findings_file(lemma
     assert str(path) in line
     assert path.read_bytes() == before
     assert not (tmp_path / "run").exists()  # refused before any work
+
+
+@pytest.mark.parametrize("only", [["theorem9"], ["lemma8"], ["lemma8", "theorem14"], []])
+@pytest.mark.parametrize("no_search", [False, True])
+def test_a_check_plans_exactly_the_units_a_replay_holds_it_to(only: list[str], no_search: bool) -> None:
+    """One list of units: what sltcheck.checking works through is what certificates.planned_units
+    expects of the file (a theorem's run plans the regime unit; without the search it does not)."""
+    from sltcheck.certificates import planned_units
+    from sltcheck.checking import planned, statement_names
+
+    run = {"only": only, "no_search": no_search, "no_mutants": False, "power": True, "probability": not only}
+    expected = planned_units(run)
+    assert planned(statement_names(only or None), run) == expected  # type: ignore[arg-type]
+    theorem = not only or any(name.startswith("theorem") for name in only)
+    assert ("regime" in expected) is (theorem and not no_search)
+
+
+def test_regime_rows_without_their_unit_and_a_unit_without_rows_are_caught() -> None:
+    from sltcheck.certificates import table_problems
+
+    row = {"statement": "theorem9", "variant": "as-proven", "found": True}
+    assert table_problems({"power": [], "regime": [row]}, []) == [
+        "regime: 1 rows, and the unit regime is not done"]
+    assert table_problems({"power": [], "regime": []}, ["regime"]) == ["regime: 0 rows, and the unit regime is done"]
+    assert table_problems({"power": [], "regime": [row]}, ["regime"]) == []
+
+
+@pytest.mark.theorem9
+@pytest.mark.parametrize(("edit", "fragment"), [
+    (lambda row: row.update(ratio=0.5), "ratio: recorded 0.5"),
+    (lambda row: row.update(tokens=7), "tokens: recorded 7"),
+    (lambda row: row.update(eps_star=0.25), "eps_star: recorded 0.25"),
+    (lambda row: row["verdict"].update(holds=False), "verdict.holds"),
+    (lambda row: row.update(instance={**row["instance"], "alpha": {"float": "0x1.0p+30"}}), "not an admissible"),
+    (lambda row: None, None),
+])
+def test_a_regime_row_is_re_decided_from_its_instance(tmp_path: Path, edit: Edit, fragment: str | None) -> None:
+    """Replay re-decides each theorem's regime row (sltcheck.regime) from its instance: an edited ratio,
+    token count, eps* or verdict, or an instance outside the regime, is one line; an untouched row none."""
+    from sltcheck import regime
+    from sltcheck.harness.budget import Budget
+    from sltcheck.rederive import regime_differences
+
+    row = regime.worst_in_regime("theorem9", Budget(shapes=1, starts=4, climbs=1, climb_evaluations=30,
+                                                    polish_evaluations=20), 0)
+    assert row["found"]
+    edit(row)
+    found = regime_differences({"regime": [row]}, tmp_path / "findings.json")
+    if fragment is None:
+        assert found == []
+    else:
+        assert len(found) == 1, found
+        assert fragment in found[0]
