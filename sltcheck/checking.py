@@ -169,7 +169,6 @@ def run(config: CheckConfig, verbosity: int = -1) -> FindingsFile:
             "fingerprint": fingerprint(dict(run_config)), "complete": False, "planned": units, "done": [],
             "findings": [], "mutants": [], "slack": [], "power": [],
         }
-        _record_environment(state)
         if previous is not None:
             todo = [unit for unit in units if unit not in previous["done"]]  # a complete run may lack a newer unit
             LOG.info("%s", f"resuming {out / 'findings.json'}: {len(units) - len(todo)} of {len(units)} units done"
@@ -483,16 +482,3 @@ def entry_of(
         "search": search,
         "ratios": [round(r, 6) for r in record.ratios],
     }
-
-
-
-
-def _record_environment(state: FindingsFile) -> None:
-    """Adds this process's float64 kernels and builds (:func:`sltcheck.versions.kernels`) to the
-    environments that wrote ``state``, where they differ from the last one (a resume elsewhere)."""
-    from sltcheck.versions import kernels
-
-    here = kernels()
-    environments = state.setdefault("environments", [])
-    if not environments or environments[-1] != here:
-        environments.append(here)

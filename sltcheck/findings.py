@@ -69,6 +69,7 @@ def save(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple[st
     from sltcheck.jsonfiles import seal, write_json_atomic
     from sltcheck.schema import json_safe
 
+    record_environment(state)
     if unit is not None:
         state["done"].append(unit)
         _in_planned_order(state)
@@ -80,6 +81,17 @@ def save(out: Path, state: FindingsFile, unit: str | None, slack_names: tuple[st
 
         state["repaired_constants"] = repaired.table([dict(f) for f in state["findings"]])
     write_json_atomic(out / "findings.json", seal(json_safe(state)))
+
+
+def record_environment(state: FindingsFile) -> None:
+    """Adds this process's float64 kernels and builds (:func:`sltcheck.versions.kernels`) to the
+    environments that wrote ``state``, where they differ from the last one (a resume elsewhere)."""
+    from sltcheck.versions import kernels
+
+    here = kernels()
+    environments = state.setdefault("environments", [])
+    if not environments or environments[-1] != here:
+        environments.append(here)
 
 
 def _in_planned_order(state: FindingsFile) -> None:

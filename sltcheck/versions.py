@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from importlib import metadata
 
@@ -26,8 +27,8 @@ def versions() -> dict[str, str]:
 
 def kernels() -> dict[str, object]:
     """The float64 kernels and builds a result's last bits depend on: the torch build (``2.13.0+cpu``,
-    ``2.14.1+cu130``), ATen's CPU capability, numpy's dispatch targets on this CPU, OpenBLAS's core, and
-    the CPU. Verdicts do not depend on them (every verdict is decided in mpmath or intervals); a
+    ``2.14.1+cu130``), ATen's CPU capability where it is overridden, numpy's dispatch targets on this CPU,
+    OpenBLAS's core, and the CPU. Verdicts do not depend on them (every verdict is decided in mpmath or intervals); a
     search's float64 trajectory, and so the last digits of the ratios it reports, can."""
     found: dict[str, object] = {"machine": platform.machine(), "cpu": _cpu_name()}
     try:
@@ -37,19 +38,20 @@ def kernels() -> dict[str, object]:
     except ImportError:  # numpy < 2 (numpy.core), or a build without dispatch
         found["numpy_dispatch"] = "unknown"
     try:
+        import scipy.linalg  # noqa: F401  (its OpenBLAS loaded, as in every run, so the list does not depend on when)
         import threadpoolctl
 
         found["openblas"] = sorted({i.get("architecture") or "?" for i in threadpoolctl.threadpool_info()
                                     if i.get("internal_api") == "openblas"})
     except ImportError:
         found["openblas"] = "unknown (threadpoolctl not installed)"
-    try:
-        import torch
-
-        found["torch"] = torch.__version__
-        found["aten_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
-    except ImportError:
+    try:  # the build from the package's metadata: a run that never needs torch does not import it
+        found["torch"] = metadata.version("torch")
+    except metadata.PackageNotFoundError:
         found["torch"] = "not installed"
+    # ATen takes the widest kernels this CPU has unless told otherwise (read here without importing torch,
+    # so the record does not depend on whether a search has imported it yet)
+    found["aten_cpu_capability"] = os.environ.get("ATEN_CPU_CAPABILITY", "the CPU's widest")
     return found
 
 

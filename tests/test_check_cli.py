@@ -155,3 +155,19 @@ def test_refuted_mutants_counterexamples_are_certified(findings: dict[str, Any])
     for m in enclosed:
         assert m["certified_outcome"] == "violated", m
         assert m["certified_backend"] in ("arb", "mpmath"), m
+
+
+@pytest.mark.lemma8
+def test_findings_name_the_kernels_and_builds_they_ran_with(findings: dict[str, Any]) -> None:
+    """Issue 41: a ratio's last digits depend on the float64 kernels and the torch build, so the file
+    records them (sltcheck.versions.kernels), once for a run that was not resumed elsewhere."""
+    from importlib import metadata
+
+    (environment,) = findings["environments"]
+    try:
+        torch = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = "not installed"
+    assert environment["torch"] == torch
+    assert environment["machine"]
+    assert isinstance(environment["numpy_dispatch"], list | str)
