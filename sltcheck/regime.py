@@ -46,7 +46,7 @@ def tokens(instance: Instance) -> int:
 
 
 def inside(statement: str, instance: Instance) -> bool:
-    """Whether ``instance`` lies in the theorem's regime (:data:`CONDITION`)."""
+    """Whether ``instance`` lies in the theorem's regime (``CONDITION``)."""
     try:
         star = eps_star(statement, instance)
     except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError):

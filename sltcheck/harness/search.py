@@ -25,14 +25,15 @@ edge mutants, the search-power benchmark). For one statement and variant it
    (``limits``). Every point a climb returns is projected, realised (a structured shape's weighted
    instance as the sequence it stands for) and evaluated by the statement's numpy code, whichever
    backend steered it;
-4. polishes the best derivative-free (Powell). Throughout, ratios are compared at
+4. tries the best point of each structured shape at every fraction a realisation can have (its
+   tokens and weights held), then polishes the best derivative-free (Powell). Throughout, ratios are compared at
    ``climbing.RANK_DIGITS`` significant digits, ties kept in the order the points were made, so a
    rounding of one CPU's kernels does not decide which start climbs or which point is kept;
 5. decides the best realised instance in mpmath; a violation is replayed at twice the digits and,
    where :mod:`sltcheck.harness.interval_verdict` covers the statement, certified in interval arithmetic.
 
 Each step is one function of :func:`run_search` (the phases: ``_plan`` the budget, backend and
-shapes; ``_starts``; ``_climb``; ``_hop``; ``_polish``; ``_decide``; ``_confirm``) over one
+shapes; ``_starts``; ``_climb``; ``_hop``; ``_enumerate_fractions``; ``_polish``; ``_decide``; ``_confirm``) over one
 :class:`Plan`; the climbs themselves are :mod:`sltcheck.harness.climbing`. The budget per profile
 is ``sltcheck.harness.budget.BUDGETS`` (documented in ``docs/explanation/search.md``).
 """
@@ -261,6 +262,7 @@ def run_search(config: SearchConfig) -> WorstCase:
     climbed = _climb(plan, scored)
     best, trail = _best_climbed(plan, scored[0], climbed)
     best = _hop(plan, rng, best, trail)
+    best = _enumerate_fractions(plan, best, climbed, trail)
     best = _polish(plan, best)
     verdict, (ratio, index, point) = _decide(plan, best, climbed)
     instance = plan.spaces[index].realise(point)
@@ -397,6 +399,34 @@ def _hop(plan: Plan, rng: np.random.Generator, best: Scored, trail: list[float])
             best_ratio, point = ratio, hopped
         trail.append(best_ratio)
     return best_ratio, index, point
+
+
+def _enumerate_fractions(plan: Plan, best: Scored, climbed: list[Scored], trail: list[float]) -> Scored:
+    """By construction, not by a climb's luck: the best point of each structured shape is tried at
+    every fraction a realisation can have (:func:`sequence.fraction_candidates`: every n / T with T up to
+    the longest sequence for two distinct tokens, a grid for more), its tokens and weights held; the
+    best realised one replaces ``best`` where it ranks higher and is admissible. A climb moves the
+    fractions continuously and can stop in another basin (Lemma 12 at alpha = sqrt 2 wants one token
+    in 43, near the fractions' lower end; under another torch build a ci climb stopped at 31 of 63)."""
+    tops: dict[int, Scored] = {}
+    for item in [best, *climbed]:
+        if item[1] in plan.reserved and (item[1] not in tops or ranked(item[0]) > ranked(tops[item[1]][0])):
+            tops[item[1]] = item
+    for index, (_, _, point) in sorted(tops.items()):
+        space = plan.spaces[index]
+        assert space.found is not None
+        k = int(np.asarray(point[sequence.MULTIPLICITY]).size)
+        scored = []
+        for fractions in sequence.fraction_candidates(k, space.found.longest):
+            candidate = space.project({**point, sequence.MULTIPLICITY: fractions})
+            scored.append((plan.ratio_of(space.instance(candidate)), index, candidate))
+        if not scored:
+            continue
+        top = plan.settled(index, min(scored, key=_rank)[2])  # the first of the best, in the order made
+        if ranked(top[0]) > ranked(best[0]) and plan.admissible(space.realise(top[2])):
+            best = top
+        trail.append(best[0])
+    return best
 
 
 def _polish(plan: Plan, best: Scored) -> Scored:

@@ -133,6 +133,28 @@ def project_fractions_torch(values: Any, least: float) -> Any:
     return least + above * ((1.0 - least * k) / total)
 
 
+# Distinct tokens beyond two: their fractions are tried on the grid of multiples of 1 / GRID (every
+# token at least one step); two tokens are tried at every fraction a realisation can have.
+GRID = 16
+
+
+def fraction_candidates(k: int, longest: int = LONGEST) -> list[np.ndarray]:
+    """Fractions of ``k`` distinct tokens to try by construction, in a fixed order: for two, every
+    (n / T, 1 - n / T) with 1 <= n < T <= ``longest`` (each realisable value once, by increasing n / T);
+    for more, every composition of GRID into k positive parts, over GRID."""
+    if k == 2:
+        values = sorted({(n / T, n, T) for T in range(2, longest + 1) for n in range(1, T) if math.gcd(n, T) == 1})
+        return [np.array([n / T, (T - n) / T]) for _, n, T in values]
+    return [np.asarray(parts, dtype=np.float64) / GRID for parts in _compositions(GRID, k)]
+
+
+def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
+    """Every way to write ``total`` as ``parts`` positive integers, in lexicographic order."""
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(1, total - parts + 2) for rest in _compositions(total - first, parts - 1)]
+
+
 def counts(fractions: Any, longest: int = LONGEST, tolerance: float = TOLERANCE) -> np.ndarray:
     """Integer counts n_j >= 1 of a realisation: the smallest T <= ``longest`` at which every
     n_j / T is within ``tolerance`` of its fraction (largest-remainder rounding), else the T
@@ -366,5 +388,6 @@ def space(module: ModuleType, shape: Mapping[str, int], fixed: Mapping[str, obje
     return Space(module, dict(shape), free)
 
 
-__all__ = ["ATOMS", "LONGEST", "MULTIPLICITY", "TOLERANCE", "Space", "Structure", "counts", "project_fractions",
+__all__ = ["ATOMS", "GRID", "LONGEST", "MULTIPLICITY", "TOLERANCE", "Space", "Structure", "counts",
+           "fraction_candidates", "project_fractions",
            "project_fractions_torch", "realise", "shapes", "space", "structure", "structured", "weighted_start"]

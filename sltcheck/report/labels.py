@@ -9,7 +9,7 @@ prints only *format* what this module derives, so no two of them can disagree:
 - :func:`attained`: held *with equality proved* (examples whose two sides are equal in exact
   arithmetic, ``attained`` in findings.json, or the worst instance's certificate ``attained``); a ratio
   that prints as 1 is not enough;
-- :func:`near`: held, within :data:`NEAR` of 1, equality not proved ("reaches its bound to rounding");
+- :func:`near`: held, within ``NEAR`` of 1, equality not proved ("reaches its bound to rounding");
 - :func:`derive`: the lists a page shows (violated, attained, near, the rest, undecided, not measured)
   and the *closest call*, the largest ratio among the rest: never 1;
 - :func:`theorem_regimes`: per theorem, its worst instance in its own regime (``regime`` rows of
