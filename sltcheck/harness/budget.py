@@ -58,7 +58,7 @@ def budget_for(profile: str | Budget) -> Budget:
 def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: str | None = None) -> int:
     """About how many float64 evaluations one search of ``statement`` (``variant``: climbing by
     autograd where its differentiable module covers it, with that module's ``AUTOGRAD_COST``)
-    makes at ``profile``'s budget (starts, climbs, hops and polish at their caps;
+    makes at ``profile``'s budget (starts, climbs, hops, the structured shapes' fractions and polish at their caps;
     finite-difference rounds can overshoot a cap): the total of a progress bar, never a limit."""
     module = instance_module(statement)
     budget = scaled(budget_for(profile), optional(module, "SEARCH_COST"))
@@ -67,9 +67,11 @@ def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: s
         budget = autograd_scaled(budget, optional(torch_side, "AUTOGRAD_COST"))
     climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
-    shapes = min(budget.shapes, len(sequence.shapes(module)))
-    return (shapes * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
-            + max(1, climbs // 3) * short + budget.polish_evaluations)
+    searched = sequence.shapes(module)[: budget.shapes]
+    enumerated = sum(len(sequence.fraction_candidates(shape["atoms"], found.longest)) + 1 for shape in searched
+                     if sequence.structured(shape) and (found := sequence.structure(module)) is not None)
+    return (len(searched) * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
+            + max(1, climbs // 3) * short + enumerated + budget.polish_evaluations)
 
 
 def scaled(budget: Budget, cost: float) -> Budget:
