@@ -100,6 +100,21 @@ def climb(space: sequence.Space, start: Instance, ratio_of: Callable[[Instance],
     return space.project(unflatten(start, free, np.asarray(result.x) * scale))
 
 
+def best_fractions(space: sequence.Space, point: Instance, ratio_of: Callable[[Instance], float]) -> Instance | None:
+    """``point`` (of a structured shape) at the fractions of :func:`sequence.fraction_candidates` with the
+    largest ratio, its tokens and weights held; the first of the best at RANK_DIGITS, in the candidates'
+    order (None where there are none)."""
+    assert space.found is not None
+    best: tuple[float, Instance] | None = None
+    for fractions in sequence.fraction_candidates(int(np.asarray(point[sequence.MULTIPLICITY]).size),
+                                                   space.found.longest):
+        candidate = space.project({**point, sequence.MULTIPLICITY: fractions})
+        value = ratio_of(space.instance(candidate))
+        if best is None or ranked(value) > best[0]:
+            best = (ranked(value), candidate)
+    return None if best is None else best[1]
+
+
 def _scales(start: Instance, free: tuple[str, ...], x0: np.ndarray) -> np.ndarray:
     """The climb's variable scales: max(|x|, 1) for array entries; a scalar field (alpha, eps_max)
     relative to itself, so a tiny eps_max (the first-order regime, ratio ~ 1/eps in its slope)

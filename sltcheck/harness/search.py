@@ -402,29 +402,20 @@ def _hop(plan: Plan, rng: np.random.Generator, best: Scored, trail: list[float])
 
 
 def _enumerate_fractions(plan: Plan, best: Scored, climbed: list[Scored], trail: list[float]) -> Scored:
-    """By construction, not by a climb's luck: the best point of each structured shape is tried at
-    every fraction a realisation can have (:func:`sequence.fraction_candidates`: every n / T with T up to
-    the longest sequence for two distinct tokens, a grid for more), its tokens and weights held; the
-    best realised one replaces ``best`` where it ranks higher and is admissible. A climb moves the
-    fractions continuously and can stop in another basin (Lemma 12 at alpha = sqrt 2 wants one token
-    in 43, near the fractions' lower end; under another torch build a ci climb stopped at 31 of 63)."""
+    """By construction, not by a climb's luck: the best point of each structured shape tried at every
+    fraction a realisation can have (:func:`climbing.best_fractions`) replaces ``best`` where it ranks
+    higher and is admissible. A climb can stop in another basin (Lemma 12 at alpha = sqrt 2 wants one
+    token in 43; under torch 2.14.1 a ci climb stopped at 31 of 63)."""
     tops: dict[int, Scored] = {}
     for item in [best, *climbed]:
         if item[1] in plan.reserved and (item[1] not in tops or ranked(item[0]) > ranked(tops[item[1]][0])):
             tops[item[1]] = item
     for index, (_, _, point) in sorted(tops.items()):
-        space = plan.spaces[index]
-        assert space.found is not None
-        k = int(np.asarray(point[sequence.MULTIPLICITY]).size)
-        scored = []
-        for fractions in sequence.fraction_candidates(k, space.found.longest):
-            candidate = space.project({**point, sequence.MULTIPLICITY: fractions})
-            scored.append((plan.ratio_of(space.instance(candidate)), index, candidate))
-        if not scored:
-            continue
-        top = plan.settled(index, min(scored, key=_rank)[2])  # the first of the best, in the order made
-        if ranked(top[0]) > ranked(best[0]) and plan.admissible(space.realise(top[2])):
-            best = top
+        found = climbing.best_fractions(plan.spaces[index], point, plan.ratio_of)
+        if found is not None:
+            top = plan.settled(index, found)
+            if ranked(top[0]) > ranked(best[0]) and plan.admissible(plan.spaces[index].realise(top[2])):
+                best = top
         trail.append(best[0])
     return best
 
