@@ -32,7 +32,8 @@ def kernels() -> dict[str, object]:
     search's float64 trajectory, and so the last digits of the ratios it reports, can."""
     found: dict[str, object] = {"machine": platform.machine(), "cpu": _cpu_name()}
     try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+        # numpy's private, untyped record of its dispatch targets (what .ci/second_kernels.py reads too)
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__  # type: ignore[import-not-found]
 
         found["numpy_dispatch"] = [name for name in __cpu_dispatch__ if __cpu_features__.get(name)]
     except ImportError:  # numpy < 2 (numpy.core), or a build without dispatch

@@ -101,9 +101,9 @@ def climb(space: sequence.Space, start: Instance, ratio_of: Callable[[Instance],
 
 
 def best_fractions(space: sequence.Space, point: Instance, ratio_of: Callable[[Instance], float]) -> Instance | None:
-    """``point`` (of a structured shape) at the fractions of :func:`sequence.fraction_candidates` with the
-    largest ratio, its tokens and weights held; the first of the best at RANK_DIGITS, in the candidates'
-    order (None where there are none)."""
+    """``point`` (of a structured shape) at the fractions of
+    :func:`~sltcheck.harness.sequence.fraction_candidates` with the largest ratio, its tokens and weights
+    held; the first of the best at RANK_DIGITS, in the candidates' order (None where there are none)."""
     assert space.found is not None
     best: tuple[float, Instance] | None = None
     for fractions in sequence.fraction_candidates(int(np.asarray(point[sequence.MULTIPLICITY]).size),

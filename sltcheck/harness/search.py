@@ -403,7 +403,7 @@ def _hop(plan: Plan, rng: np.random.Generator, best: Scored, trail: list[float])
 
 def _enumerate_fractions(plan: Plan, best: Scored, climbed: list[Scored], trail: list[float]) -> Scored:
     """By construction, not by a climb's luck: the best point of each structured shape tried at every
-    fraction a realisation can have (:func:`climbing.best_fractions`) replaces ``best`` where it ranks
+    fraction a realisation can have (:func:`~sltcheck.harness.climbing.best_fractions`) replaces ``best`` where it ranks
     higher and is admissible. A climb can stop in another basin (Lemma 12 at alpha = sqrt 2 wants one
     token in 43; under torch 2.14.1 a ci climb stopped at 31 of 63)."""
     tops: dict[int, Scored] = {}

@@ -306,7 +306,7 @@ class Space:
         limits = optional(self.module, "limits")(dict(self.shape))
         moved = {}
         for key, (low, high) in limits.items():
-            if key in self.free and key in instance and np.ndim(instance[key]) == 0:
+            if key in self.free and key in instance and np.ndim(instance[key]) == 0:  # type: ignore[arg-type]
                 value = float(instance[key])  # type: ignore[arg-type]
                 if math.isnan(value):
                     continue
