@@ -372,7 +372,7 @@ def test_findings_shows_a_forged_string_as_text_never_as_markup(lemma8: Path, tm
 @pytest.mark.parametrize("text", [SVG, "*a* _b_ **c** `d` [e](f) ![g](h) <i> &amp; | $j$ {k}`l` ~m~ \\n #o",
                                   "line\nbreak\r\n| cell", "eps_max as-stated 0x1.0624dd2f1a9fcp-9 25/24 T = 2"])
 def test_an_escaped_string_renders_as_exactly_itself(text: str) -> None:
-    from sltcheck.report.markdown_escape import escape
+    from sltcheck.markdown_escape import escape
 
     html = _html(f"before {escape(text)} after")
     import html as entities
@@ -382,7 +382,7 @@ def test_an_escaped_string_renders_as_exactly_itself(text: str) -> None:
 
 
 def test_benign_strings_are_left_as_they_are() -> None:
-    from sltcheck.report.markdown_escape import escape
+    from sltcheck.markdown_escape import escape
 
     for text in ("eps_max", "as-stated", "lemma13/d1-T4/as-stated", "0x1.0624dd2f1a9fcp-9", "25/24", "closed-form",
                  "sltcheck/statements/lemma8/worst_case.py", "d1 = 1, T = 2"):
@@ -390,7 +390,7 @@ def test_benign_strings_are_left_as_they_are() -> None:
 
 
 def test_no_line_of_a_fenced_text_ends_its_code_block() -> None:
-    from sltcheck.report.markdown_escape import fenced
+    from sltcheck.markdown_escape import fenced
 
     text = "a table\n```\n" + SVG + "\n````\nend"
     html = _html("\n".join(fenced(text)))

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from sltcheck.errors import StoredResultError
-from sltcheck.jsonfiles import read_json
+from sltcheck.jsonfiles import read_json, seal
 from sltcheck.repro.lm.data import LMData, load_wikitext, synthetic_text
 from sltcheck.repro.lm.model import ModelConfig
 from sltcheck.repro.lm.sweeps import (
@@ -127,9 +127,9 @@ def test_sweep_writes_runs_and_resumes_without_recomputing(
     doc = run_sweep(sweep, data, tmp_path, progress=False, log=lambda _: None)
     assert len(list((tmp_path / "runs").glob("*.json"))) == 4
     on_disk = json.loads((tmp_path / "results.json").read_text())
-    assert on_disk == json.loads(json.dumps(doc))
+    assert on_disk == seal(json.loads(json.dumps(doc)))  # sealed, as every result file sltcheck reads back
     assert set(on_disk) == {"schema_version", "figure", "preset", "config", "runs", "summary",
-                            "versions", "complete", "missing"}
+                            "versions", "complete", "missing", "digest"}
     assert on_disk["complete"]
     assert on_disk["missing"] == []
     run_keys = {"scale", "keep_fraction", "seed", "best_val_loss", "final_val_loss",

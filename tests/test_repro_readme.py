@@ -7,17 +7,29 @@ from pathlib import Path
 
 import pytest
 
+from sltcheck.jsonfiles import seal
 from sltcheck.repro import readme, synthetic
 
 
 def fig8_document(losses: dict[float, list[float]]) -> dict:
-    runs = [{"mode": "edge-popup", "scale": s, "best_val_loss": v, "seed": i}
+    """A Figure 8 ``results.json`` that agrees with itself: every run's fields, its summary derived from them."""
+    from sltcheck.repro.lm.sweeps import summarize
+
+    runs = [{"run_id": f"edge-popup-s{s:g}-seed{i}", "mode": "edge-popup", "scale": s, "keep_fraction": 0.3,
+             "seed": i, "best_val_loss": v, "final_val_loss": v + 0.1, "nonzero_params": 1000}
             for s, values in losses.items() for i, v in enumerate(values)]
-    return {"schema_version": 1, "figure": "fig8", "preset": "cpu-learn", "_source": "runs/x", "runs": runs,
+    return {"schema_version": 1, "figure": "fig8", "preset": "cpu-learn", "runs": runs, "summary": summarize(runs),
+            "complete": True, "missing": [],
             "config": {"theory_scale": 2.378, "head_dim": 32,
                        "train": {"epochs": 4, "steps_per_epoch": 100, "batch_size": 32, "lr": 0.03, "min_lr": 0.003,
                                  "weight_decay": 0.0},
                        "model": {"n_layer": 2, "n_embd": 128, "block_size": 32, "vocab_size": 512}}}
+
+
+def write_sealed(path: Path, document: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(seal(document)))
+    return path
 
 
 def test_fig8_minimum_has_intervals_and_says_where_the_minimum_is():
@@ -37,8 +49,7 @@ def test_the_section_puts_the_paper_beside_each_run(tmp_path: Path):
     config = synthetic.preset_config("fig4", "quick", "theory", widths=(4, 8, 12), sources=2, test_samples=30,
                                      train_target=False)
     synthetic.run(config, str(tmp_path / "fig4"), progress=False)
-    (tmp_path / "fig8").mkdir()
-    (tmp_path / "fig8" / "results.json").write_text(json.dumps(fig8_document({1.0: [5.0, 5.2], 2.378: [4.9, 5.0]})))
+    write_sealed(tmp_path / "fig8" / "results.json", fig8_document({1.0: [5.0, 5.2], 2.378: [4.9, 5.0]}))
     target = tmp_path / "README.md"
     target.write_text(f"intro\n{readme.START}\nold\n{readme.END}\nrest\n")
     from sltcheck.cli import main
@@ -108,3 +119,65 @@ def test_a_rewrite_keeps_the_figures_it_was_not_given(tmp_path: Path):
     assert "old four" not in text
     assert text.startswith("head\n")
     assert text.endswith(f"{readme.END}\ntail\n")
+
+
+SVG = "<svg onload=alert(1)>"
+
+
+@pytest.mark.parametrize(("edit", "fragment"), [
+    (lambda d: d["summary"][0].update(best_val_loss_mean=1.0), "summary[0].best_val_loss_mean: recorded 1.0"),
+    (lambda d: d["runs"].pop(), "summary[1]"),
+    (lambda d: d.update(complete=False), "complete: recorded False"),
+    (lambda d: d.pop("digest"), "carries no digest"),
+    (lambda d: d.update(preset="edited"), "was changed after sltcheck wrote it"),
+])
+def test_a_language_model_results_file_is_sealed_and_re_derived(tmp_path: Path, edit, fragment: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Figures 7-8's results.json follows the rule of every result file: sealed, its summary re-derived from its
+    runs where it is read (an edit resealed is caught there, one not resealed by the digest)."""
+    from sltcheck.cli import main
+
+    document = seal(fig8_document({1.0: [5.0, 5.2], 2.378: [4.9, 5.0]}))
+    edit(document)
+    resealed = fragment not in ("carries no digest", "was changed after sltcheck wrote it")
+    path = tmp_path / "fig8" / "results.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(seal(document) if resealed else document))
+    for argv in (["repro", "readme", "--in", str(path.parent)],
+                 ["report", "--in", str(path.parent), "--out", str(tmp_path / "r.html")]):
+        assert main(argv) == 2
+        line = capsys.readouterr().err
+        assert fragment in line, line
+        assert str(path) in line
+
+
+def test_a_run_that_differs_from_its_sealed_run_file_is_refused(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from sltcheck.cli import main
+
+    document = fig8_document({1.0: [5.0], 2.378: [4.9]})
+    run = document["runs"][0]
+    write_sealed(tmp_path / "fig8" / "runs" / f"{run['run_id']}.json",
+                 {"schema_version": 1, "spec": {}, "result": {**run, "best_val_loss": 4.0}})
+    write_sealed(tmp_path / "fig8" / "results.json", document)
+    assert main(["repro", "readme", "--in", str(tmp_path / "fig8")]) == 2
+    assert f"runs[{run['run_id']}].best_val_loss: recorded 5.0, derived 4.0" in capsys.readouterr().err
+
+
+def test_repro_readme_shows_a_forged_string_as_text(tmp_path: Path) -> None:
+    """A string of a result file (sealed again after the edit: the digest has no secret) never becomes markup."""
+    from test_certificates import _html
+
+    from sltcheck.cli import main
+
+    document = fig8_document({1.0: [5.0, 5.2], 2.378: [4.9, 5.0]})
+    document["preset"] = f"{SVG} *em* | $x$"
+    write_sealed(tmp_path / "fig8" / "results.json", document)
+    target = tmp_path / "page.md"
+    target.write_text(f"{readme.START}\n{readme.END}\n")
+    assert main(["repro", "readme", "--in", str(tmp_path / "fig8"), "--readme", str(target)]) == 0
+    html = _html(target.read_text())
+    assert "&lt;svg onload=alert(1)&gt; *em* | $x$" in html
+    assert "<svg" not in html
+    assert "<em>" not in html
+    assert "math" not in html

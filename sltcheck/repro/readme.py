@@ -39,6 +39,7 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
     """Every summary.json / readings.json / results.json found in ``paths`` (a run directory or the file)."""
     from sltcheck.errors import StoredResultError, UsageError
     from sltcheck.jsonfiles import read_json
+    from sltcheck.markdown_escape import escaped
     from sltcheck.repro.verify import verify_input
     from sltcheck.schema import check_version
 
@@ -54,7 +55,8 @@ def load(paths: list[str]) -> list[dict[str, Any]]:
                 raise StoredResultError(f"--in results {str(file)!r} must hold a JSON object")
             check_version(document, f"--in results {str(file)!r}")  # the version the report reads, no other
             verify_input(document, file)
-            document["_source"] = str(given)
+            document = escaped(document)  # what the file says, as text (sealed, but anyone can reseal)
+            document["_source"] = str(given)  # the user's own argument, shown in a code span as given
             out.append(document)
     return out
 

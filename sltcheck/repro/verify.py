@@ -183,12 +183,14 @@ def source_differences(directory: Path, summary: dict[str, Any], sample: int | N
 def verify_input(payload: dict[str, Any], file: Path, what: str = "--in") -> None:
     """The rule every reader of a result file applies (the report, ``repro readme``): sealed, and
     consistent with itself (a findings file), with the rows it derives from (a sweep's summary), or
-    with its runs and its own table (readings); ``results.json`` of Figures 7-8 is read as written."""
+    with its runs and its own table (readings), Figures 7-8's ``results.json`` with its runs."""
     from sltcheck.certificates import checked, findings_problems, require_sealed
 
-    if file.name == "results.json":
-        return
     require_sealed(payload, f"{what} {file.name.removesuffix('.json')}", file)
+    if file.name == "results.json":
+        from sltcheck.repro.lm.sweeps import results_differences
+
+        checked(results_differences(payload, file), f"{what} results", file)
     if file.name == "findings.json" or "planned" in payload:
         checked(findings_problems(payload), f"{what} findings", file)
     elif file.name == "summary.json":

@@ -275,12 +275,45 @@ def write_json(path: Path, document: dict) -> None:
 
 
 def _write_json(path: Path, document: dict) -> None:
-    """Strict JSON: a diverged run's losses (inf, NaN) are stored as "inf"/"nan", never Infinity/NaN."""
-    from sltcheck.jsonfiles import write_json_atomic
+    """Strict JSON: a diverged run's losses (inf, NaN) are stored as "inf"/"nan", never Infinity/NaN;
+    sealed (:func:`sltcheck.jsonfiles.seal`), as every result file sltcheck reads back."""
+    from sltcheck.jsonfiles import seal, write_json_atomic
     from sltcheck.schema import json_safe
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, json_safe(document), indent=2)
+    write_json_atomic(path, seal(json_safe(document)), indent=2)
+
+
+def results_differences(document: dict, path: Path) -> list[str]:
+    """Where a ``results.json`` disagrees with what it derives from: its ``summary`` re-derived from its
+    ``runs`` (per size for Figure 7's combined file), ``complete`` from ``missing``, and each run against
+    the sealed ``runs/<run_id>.json`` beside it where the directory holds one."""
+    from sltcheck.repro.verify import differ
+    from sltcheck.schema import json_safe
+
+    where = f"{path}"
+    runs, config = document.get("runs") or [], document.get("config") or {}
+    try:
+        if "sizes" in config:
+            derived = []
+            for size in config["sizes"]:
+                own = [{k: v for k, v in run.items() if k != "size"} for run in runs if run.get("size") == size]
+                theory = float(config["theory_scale"][size])
+                derived += [{**entry, "size": size, "series": series_label(entry, theory)} for entry in summarize(own)]
+            derived.sort(key=lambda e: (e["series"], e["nonzero_params"]))
+        else:
+            derived = summarize(runs)
+    except (KeyError, TypeError, ValueError) as error:
+        return [f"{where}: its summary cannot be derived from its runs ({type(error).__name__}: {error})"]
+    found = differ(document.get("summary"), json_safe(derived), f"{where} summary")
+    if "complete" in document and document["complete"] != (not document.get("missing")):
+        found.append(f"{where} complete: recorded {document['complete']}, derived {not document.get('missing')} "
+                     f"(missing {document.get('missing')})")
+    for run in runs:
+        stored = path.parent / "runs" / f"{run.get('run_id')}.json"
+        if stored.is_file():
+            found += differ(run, read_run(stored).get("result"), f"{where} runs[{run.get('run_id')}]")
+    return found
 
 
 @dataclass(frozen=True)
@@ -372,7 +405,7 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
     for run_id, spec in bar:
         result_path = runs_dir / f"{run_id}.json"
         if result_path.is_file():
-            stored = read_json(result_path, "run result")
+            stored = read_run(result_path)
             if stored.get("spec") != json.loads(json.dumps(spec.to_dict())):
                 raise StoredResultError(
                     f"out {str(out)!r} holds run {run_id} with different settings; "
@@ -402,8 +435,16 @@ def _run_specs(sweep: SweepConfig, specs: list, data: LMData, out: Path, config:
 def _other_runs(runs_dir: Path, requested: set[str]) -> list[dict]:
     """Runs finished in this directory by earlier commands (other scales or seeds of the same
     bound configuration): results.json reports every finished run, not only this command's."""
-    return [read_json(path, "run result")["result"] for path in sorted(runs_dir.glob("*.json"))
-            if path.stem not in requested]
+    return [read_run(path)["result"] for path in sorted(runs_dir.glob("*.json")) if path.stem not in requested]
+
+
+def read_run(path: Path) -> dict:
+    """One finished run's file (``OUT/runs/<run_id>.json``), refused where it is not as sltcheck sealed it."""
+    from sltcheck.jsonfiles import require_sealed
+
+    stored = read_json(path, "run result")
+    require_sealed(stored, "run result", path)
+    return stored
 
 
 def load_data_for(preset_model: ModelConfig, data_dir: str | Path, *, tokenizer: str | None,
