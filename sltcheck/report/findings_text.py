@@ -336,7 +336,7 @@ def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> st
 def _regime_headline(data: dict[str, Any]) -> list[str]:
     """One line per theorem: its worst ratio in its own regime, and why its overall worst reaches 1."""
     return [f"- {r['paper']} in its own regime (T >= 2, eps* < 1): worst ratio {labels.ratio_text(r['ratio'])}, "
-            f"{r['label']}" + (" (its mask leaves a row one token)" if r["single_row"] else "")
+            f"{r['label']}" + ("; its mask leaves a row one token" if r["single_row"] else "")
             + (f"; its overall worst is degenerate ({r['degenerate']})" if r["degenerate"] else "")
             + "." for r in labels.theorem_regimes([data]) if r["found"]]
 
