@@ -13,7 +13,7 @@ from sltcheck.repro import readme, synthetic
 
 def fig8_document(losses: dict[float, list[float]]) -> dict:
     """A Figure 8 ``results.json`` that agrees with itself: every run's fields, its summary derived from them."""
-    from sltcheck.repro.lm.sweeps import summarize
+    from sltcheck.repro.lm_results import summarize
 
     runs = [{"run_id": f"edge-popup-s{s:g}-seed{i}", "mode": "edge-popup", "scale": s, "keep_fraction": 0.3,
              "seed": i, "best_val_loss": v, "final_val_loss": v + 0.1, "nonzero_params": 1000}

@@ -188,7 +188,7 @@ def verify_input(payload: dict[str, Any], file: Path, what: str = "--in") -> Non
 
     require_sealed(payload, f"{what} {file.name.removesuffix('.json')}", file)
     if file.name == "results.json":
-        from sltcheck.repro.lm.sweeps import results_differences
+        from sltcheck.repro.lm_results import results_differences
 
         checked(results_differences(payload, file), f"{what} results", file)
     if file.name == "findings.json" or "planned" in payload:
