@@ -20,11 +20,14 @@ shows it before the degenerate maximum (:mod:`sltcheck.report.labels`).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sltcheck.statement_types import Instance
+
+if TYPE_CHECKING:
+    from sltcheck.harness.budget import Budget
 
 REGIME_STATEMENTS = ("theorem9", "theorem11", "theorem14")
 SEQUENCE_LENGTH = 2
@@ -68,9 +71,10 @@ def regime_bound(statement: str, variant: str) -> Any:
     return constrained
 
 
-def worst_in_regime(statement: str, profile: str, seed: int) -> dict[str, Any]:
+def worst_in_regime(statement: str, profile: str | Budget, seed: int) -> dict[str, Any]:
     """One row: the worst instance the search finds in ``statement``'s regime (its default variant),
-    decided in mpmath and certified in interval arithmetic where the statement is enclosed."""
+    decided in mpmath and certified in interval arithmetic where the statement is enclosed; ``profile``
+    a profile's name or a search budget, as :func:`~sltcheck.harness.search.search_worst_case` takes."""
     from sltcheck.harness import interval_verdict as certified
     from sltcheck.harness.runner import evaluate
     from sltcheck.harness.search import search_worst_case
