@@ -195,7 +195,7 @@ def regime_differences(data: dict[str, Any], path: Path) -> list[str]:
     regime (T >= 2, eps* < 1), its tokens and eps*, and its verdict re-decided at the recorded digits."""
     from sltcheck.assumptions import violations
     from sltcheck.harness.runner import evaluate
-    from sltcheck.regime import eps_star, inside, tokens
+    from sltcheck.regime import star_in_regime, tokens
 
     found = []
     for index, row in enumerate(data.get("regime") or []):
@@ -203,12 +203,12 @@ def regime_differences(data: dict[str, Any], path: Path) -> list[str]:
             continue
         where = f"regime[{index}] {row['statement']} [{row['variant']}]"
         instance = decode(row["instance"], path, f"regime[{index}].instance")
-        if violations(row["statement"], instance) or not inside(row["statement"], instance):
+        star = star_in_regime(row["statement"], instance)
+        if violations(row["statement"], instance) or star is None:
             found.append(f"{where}: its instance is not an admissible one in the regime ({row.get('condition')})")
             continue
         if row.get("tokens") != tokens(instance):
             found.append(f"{where} tokens: recorded {row.get('tokens')!r}, the instance has {tokens(instance)}")
-        star = eps_star(row["statement"], instance)
         if not _same(row.get("eps_star"), star, 1e-6):  # float64, whose last bits move with the CPU
             found.append(f"{where} eps_star: recorded {row.get('eps_star')!r}, re-derived {star!r}")
         recorded = row.get("verdict") or {}

@@ -48,13 +48,20 @@ def tokens(instance: Instance) -> int:
     return int(np.asarray(instance["X"]).shape[0])
 
 
-def inside(statement: str, instance: Instance) -> bool:
-    """Whether ``instance`` lies in the theorem's regime (``CONDITION``)."""
+def star_in_regime(statement: str, instance: Instance) -> float | None:
+    """``instance``'s eps* where it lies in the theorem's regime (``CONDITION``), else None."""
+    if tokens(instance) < SEQUENCE_LENGTH:
+        return None
     try:
         star = eps_star(statement, instance)
     except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError):
-        return False
-    return tokens(instance) >= SEQUENCE_LENGTH and bool(np.isfinite(star)) and star < 1
+        return None
+    return star if bool(np.isfinite(star)) and star < 1 else None
+
+
+def inside(statement: str, instance: Instance) -> bool:
+    """Whether ``instance`` lies in the theorem's regime (``CONDITION``)."""
+    return star_in_regime(statement, instance) is not None
 
 
 def regime_bound(statement: str, variant: str) -> Any:
@@ -85,11 +92,12 @@ def worst_in_regime(statement: str, profile: str | Budget, seed: int) -> dict[st
     began = time.perf_counter()
     found = search_worst_case(statement, variant, profile=profile, seed=seed, fixed={"T": SEQUENCE_LENGTH},
                               bound=regime_bound(statement, variant))
+    star = star_in_regime(statement, found.instance)
     row: dict[str, Any] = {"statement": statement, "variant": variant, "condition": CONDITION,
-                           "evaluations": found.evaluations, "found": inside(statement, found.instance)}
-    if row["found"]:
+                           "evaluations": found.evaluations, "found": star is not None}
+    if star is not None:
         verdict = evaluate(statement, variant, found.instance, dps=found.verdict.dps)  # the variant's own bound
-        row.update(tokens=tokens(found.instance), eps_star=eps_star(statement, found.instance),
+        row.update(tokens=tokens(found.instance), eps_star=star,
                    ratio=verdict.ratio, verdict=verdict.as_dict(), shape=found.shape,
                    instance=encode_instance(found.instance))
         if variant in certified.supported().get(statement, ()):

@@ -68,8 +68,9 @@ def planned_evaluations(statement: str, profile: str | Budget = "ci", variant: s
     climbs, evaluations = budget.climbing(torch_side is not None)
     short = max(50, evaluations // 4)
     searched = sequence.shapes(module)[: budget.shapes]
-    enumerated = sum(len(sequence.fraction_candidates(shape["atoms"], found.longest)) + 1 for shape in searched
-                     if sequence.structured(shape) and (found := sequence.structure(module)) is not None)
+    found = sequence.structure(module)
+    enumerated = 0 if found is None else sum(len(sequence.fraction_candidates(shape["atoms"], found.longest)) + 1
+                                             for shape in searched if sequence.structured(shape))
     return (len(searched) * budget.starts + climbs * short + max(1, climbs // 4) * evaluations
             + max(1, climbs // 3) * short + enumerated + budget.polish_evaluations)
 
