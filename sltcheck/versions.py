@@ -28,16 +28,16 @@ def versions() -> dict[str, str]:
 
 
 def kernels() -> dict[str, object]:
-    """:func:`_kernels` of this process (they do not change while it runs: read once), a fresh copy."""
+    """The float64 kernels and builds a result's last bits depend on: the torch build (``2.13.0+cpu``,
+    ``2.14.1+cu130``), ATen's CPU capability where it is overridden, numpy's dispatch targets on this CPU,
+    OpenBLAS's core, and the CPU. Verdicts do not depend on them (every verdict is decided in mpmath or intervals); a
+    search's float64 trajectory, and so the last digits of the ratios it reports, can. Read once per process
+    (they do not change while it runs); each call returns a fresh copy."""
     return copy.deepcopy(_kernels())
 
 
 @functools.cache
 def _kernels() -> dict[str, object]:
-    """The float64 kernels and builds a result's last bits depend on: the torch build (``2.13.0+cpu``,
-    ``2.14.1+cu130``), ATen's CPU capability where it is overridden, numpy's dispatch targets on this CPU,
-    OpenBLAS's core, and the CPU. Verdicts do not depend on them (every verdict is decided in mpmath or intervals); a
-    search's float64 trajectory, and so the last digits of the ratios it reports, can."""
     found: dict[str, object] = {"machine": platform.machine(), "cpu": _cpu_name()}
     try:
         # numpy's private, untyped record of its dispatch targets (what .ci/second_kernels.py reads too)
