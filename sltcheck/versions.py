@@ -7,6 +7,7 @@ import functools
 import os
 import platform
 from importlib import metadata
+from pathlib import Path
 
 VERSIONED_PACKAGES = ("numpy", "scipy", "mpmath", "torch", "gurobipy", "highspy", "cvxpy", "sltcheck")
 
@@ -36,6 +37,14 @@ def kernels() -> dict[str, object]:
     return copy.deepcopy(_kernels())
 
 
+def _numerics_library(path: object) -> bool:
+    """Whether a loaded BLAS is numpy's or scipy's (the ones sltcheck's float64 runs on), not one bundled in
+    another wheel's ``NAME.libs`` folder (cvxpy's SCS brings a generic OpenBLAS): the record must not depend
+    on which solvers a process happened to import."""
+    folder = Path(str(path)).parent.name
+    return not folder.endswith(".libs") or folder in ("numpy.libs", "scipy.libs")
+
+
 @functools.cache
 def _kernels() -> dict[str, object]:
     found: dict[str, object] = {"machine": platform.machine(), "cpu": _cpu_name()}
@@ -51,7 +60,7 @@ def _kernels() -> dict[str, object]:
         import threadpoolctl
 
         found["openblas"] = sorted({i.get("architecture") or "?" for i in threadpoolctl.threadpool_info()
-                                    if i.get("internal_api") == "openblas"})
+                                    if i.get("internal_api") == "openblas" and _numerics_library(i.get("filepath"))})
     except ImportError:
         found["openblas"] = "unknown (threadpoolctl not installed)"
     try:  # the build from the package's metadata: a run that never needs torch does not import it
