@@ -147,6 +147,9 @@ class _SummaryOptional(TypedDict, total=False):
     least_bound_over_trivial: float | str | None
     source_seconds: float
     wall_seconds: float
+    # Written by a run with --input-space (sltcheck.repro.input_space_summary): rows, points, underestimate,
+    # looseness, certified, undecided, proved, violations, checked.
+    input_space: dict[str, Any]
 
 
 class SummaryFile(_SummaryOptional):

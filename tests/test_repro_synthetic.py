@@ -171,7 +171,7 @@ def test_every_source_is_checked_against_its_bound(tmp_path, figure):
     stored["points"][0]["mean_bound"] = "1.01328e+1093"  # Theorem 14 bounds beyond float64 (fig6)
     schema.validate(stored, records.SummaryFile)
     for record in (r for row in RunDirectory(tmp_path, json.loads(json.dumps(
-            synthetic.asdict(config)))).records() for r in row["records"]):
+            config.as_record()))).records() for r in row["records"]):
         assert float(record["measured"]) <= float(record["bound"])
         assert 0 < record["density"] <= 1
         assert record["weight_errors"]

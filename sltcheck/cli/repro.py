@@ -46,7 +46,24 @@ def _print_summary(summary: dict[str, Any]) -> None:
         print(f"  {name}: gamma = {interval_text(fit, 'gamma')}, delta = {interval_text(fit, 'delta')}")
     for violation in summary["violations"][:10]:
         print(f"  VIOLATION: {violation}")
+    if summary.get("input_space"):
+        _print_input_space(summary)
     print(f"run time: {summary['wall_seconds']:.1f} s here, {summary['source_seconds']:.1f} s of sources in all")
+
+
+def _print_input_space(summary: dict[str, Any]) -> None:
+    from sltcheck.repro.input_space_text import HEADER, point_rows, sentences
+
+    print("every input (--input-space; medians over sources):")
+    print("  " + " | ".join(HEADER))
+    for row in point_rows(summary):
+        print("  " + " | ".join(row))
+    for line in sentences(summary):
+        print(f"  {line}")
+    for row in summary["input_space"]["violations"][:10]:
+        print(f"  CERTIFIED VIOLATION over the ball: width {row['width']}, T {row['length']}, B {row['blocks']}, "
+              f"source {row['source']}: error {row['ball']['lower']!r} at the input {row['ball']['instance']} "
+              f"above the bound {row['bound']}; recompute with `sltcheck repro verify RUN_DIR`")
 
 
 def _times(value: object) -> str:
@@ -74,6 +91,8 @@ def _handler(figure: str):
                 overrides[name] = value
         if args.widths is not None:
             overrides["widths"] = tuple(args.widths)
+        if args.input_space:
+            overrides["input_space"] = True
         overrides["solver_options"] = _solver_options(args)
         out = args.out or default_out(f"{figure}-{args.preset}-{args.mode}", args, RESULT_OPTIONS)
         result = repro.figure(figure, args.preset, args.mode, out=out, workers=args.workers,
@@ -82,7 +101,7 @@ def _handler(figure: str):
         summary = result.summary
         _print_summary(summary)
         print(f"\nresults: {out}/results.sqlite, summary: {out}/summary.json")
-        return 1 if summary["violations"] else 0
+        return 1 if summary["violations"] or (summary.get("input_space") or {}).get("violations") else 0
 
     return handle
 
@@ -105,14 +124,22 @@ def register(cli) -> None:  # sltcheck.cli.CommandLine
 
 
 def _readme(args: argparse.Namespace) -> int:
-    from sltcheck.repro import readme
+    from sltcheck.repro import input_space_text, readme
 
-    text = readme.render(readme.load(args.inputs))
-    if args.readme:
-        readme.rewrite(Path(args.readme), text)
+    documents = readme.load(args.inputs)
+    # Runs made with --input-space fill the page's "every input" section only: their sweeps repeat the
+    # quick ones, and a figure's table keeps the runs it was generated from.
+    brackets = [d for d in documents if d.get("input_space")]
+    others = [d for d in documents if not d.get("input_space")]
+    if not args.readme:
+        print(readme.render(others) if others else "", input_space_text.render(brackets), sep="\n")
+        return 0
+    if others:
+        readme.rewrite(Path(args.readme), readme.render(others))
         print(f"rewrote the reproduction section of {args.readme}")
-    else:
-        print(text)
+    if brackets:
+        input_space_text.rewrite(Path(args.readme), brackets)
+        print(f"rewrote the every-input section of {args.readme}")
     return 0
 
 
@@ -193,12 +220,20 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--widths", type=_widths, default=None, metavar="N,N,...",
                         help="source widths (n_K = n_V, or n_MHA = n_FC for fig6), e.g. 4,8,16 (default: the "
                              "preset's)")
+    _input_space_argument(parser)
     _solver_arguments(parser)
     parser.add_argument("--out", type=OUT_DIRECTORY, default=None,
                         help="run directory (resumed if it exists; default: runs/ and a name made of the figure, "
                              "preset, mode and every option that changes results)")
     parser.add_argument("--no-progress", action="store_true")
     _where_arguments(parser)
+
+
+def _input_space_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input-space", dest="input_space", action="store_true", default=None,
+                        help="also bracket every source's worst error over every input, certified: over the task's "
+                             "(omega, theta_0) and over every token of norm <= alpha (about a minute per source "
+                             "and length at T = 4; see docs/explanation/input-space.md)")
 
 
 def _solver_arguments(parser: argparse.ArgumentParser) -> None:
@@ -233,9 +268,9 @@ def _readings(args: argparse.Namespace) -> int:
         args.figure, args.preset, grid, fit_widths=tuple(args.fit_widths) if args.fit_widths else (None,),
         widths=tuple(args.widths) if args.widths else None, sources=args.sources, test_samples=args.test_samples,
         target_epochs=args.target_epochs, seed=args.seed if args.seed is not None else 0,
-        solver_options=_solver_options(args))
+        solver_options=_solver_options(args), input_space=bool(args.input_space))
     names = ("inits", "solvers", "tokens", "norms", "widths", "sources", "test_samples", "target_epochs", "seed",
-             "mip_gap", "time_limit", "threads")
+             "mip_gap", "time_limit", "threads", "input_space")
     out = args.out or default_out(f"readings-{args.figure}-{args.preset}", args, names)
     with make_executor(args.workers, args.scheduler, args.cluster) as executor:
         executor.connect()
@@ -292,6 +327,7 @@ def _readings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target-epochs", dest="target_epochs", type=_positive_count, default=None,
                         help="epochs of the trained target (fig4, fig5; default: the preset's, quick 3, paper 25)")
     parser.add_argument("--seed", type=_non_negative, default=None)
+    _input_space_argument(parser)
     _solver_arguments(parser)
     parser.add_argument("--out", type=OUT_DIRECTORY, default=None,
                         help="readings directory (resumed if it exists; default: runs/ and a name made of the "

@@ -113,6 +113,7 @@ def synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
         source = Path(str(summary.get("_source", "")))
         image = _figure_image(source.parent, "figure") if summary.get("_source") else None
         shown.append({"figure": summary.get("figure"), "config": summary.get("config", {}),
+                      **_input_space_view(summary, source),
                       "checked": summary.get("checked"), "violations": len(summary.get("violations", [])),
                       "vacuous": summary.get("vacuous"), "held": summary.get("held"),
                       "least_over_trivial": summary.get("least_bound_over_trivial"),
@@ -122,6 +123,17 @@ def synthetic_view(report: dict[str, Any]) -> dict[str, Any]:
                       "seconds": summary.get("source_seconds"), "source": summary.get("_source")})
     return {"synthetic": shown, "side_by_side": _side_by_side(report["synthetic"]),
             "readings": [_readings_view(document) for document in report.get("readings", [])]}
+
+
+def _input_space_view(summary: dict[str, Any], source: Path) -> dict[str, Any]:
+    """The run's input-space brackets (``--input-space``): its plot, a table per point, what they say."""
+    if not summary.get("input_space"):
+        return {"input_space": None}
+    from sltcheck.repro import input_space_text
+
+    return {"input_space": {"header": input_space_text.HEADER, "rows": input_space_text.point_rows(summary),
+                            "sentences": input_space_text.sentences(summary),
+                            "plot": _figure_image(source.parent, "input-space") if summary.get("_source") else None}}
 
 
 def _side_by_side(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:

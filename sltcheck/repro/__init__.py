@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Options that change a run's results: each set one goes into the default folder name.
 RESULT_OPTIONS = ("solver", "init", "sources", "seed", "norm_policy", "regression_token", "bound", "widths",
-                  "mip_gap", "time_limit", "threads")
+                  "mip_gap", "time_limit", "threads", "input_space")
 
 
 def default_out(prefix: str, args: Any, names: tuple[str, ...]) -> str:

@@ -118,12 +118,56 @@ def draw(summary: dict[str, Any], error: str = "max", title: str | None = None) 
 
 
 def write(summary: dict[str, Any], folder: Path, error: str = "max") -> list[Path]:
-    """``figure.svg`` and ``figure.png`` of one run in ``folder``."""
+    """``figure.svg`` and ``figure.png`` of one run in ``folder`` (and ``input-space.svg``/``.png`` where
+    the run bracketed its sources' worst errors: :func:`draw_input_space`)."""
     figure = draw(summary, error)
     try:
-        return _save(figure, folder, "figure")
+        written = _save(figure, folder, "figure")
     finally:
         _pyplot().close(figure)
+    if summary.get("input_space"):
+        figure = draw_input_space(summary)
+        try:
+            written += _save(figure, folder, "input-space")
+        finally:
+            _pyplot().close(figure)
+    return written
+
+
+INPUT_SPACE_CURVES = (("test_max", "test set max", "o"), ("task", "worst over the task, certified upper", "s"),
+                      ("ball", "worst over the alpha-ball, certified upper", "^"),
+                      ("bound", "the theorem's bound", "D"), ("trivial", "trivial bound over the ball", "x"))
+
+
+def draw_input_space(summary: dict[str, Any]) -> Any:
+    """Per width (Figure 5: per T; Figure 6: per B as well), the medians over sources of the test set's
+    max, the certified worst errors over the task and the ball, the bound and the trivial bound."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7.2, 4.8))
+    points = summary["input_space"]["points"]
+    along = "length" if summary["figure"] == "fig5" and len({p["length"] for p in points}) > 1 else "width"
+    groups = sorted({(p["blocks"], p["width"] if along == "length" else p["length"]) for p in points})
+    styles = ("-", "--", ":", "-.")
+    for index, (blocks, other) in enumerate(groups):
+        chosen = sorted((p for p in points if (p["blocks"], p["width" if along == "length" else "length"])
+                         == (blocks, other)), key=lambda p: p[along])
+        x = [float(p[along]) for p in chosen]
+        suffix = f", B = {blocks}" if summary["figure"] == "fig6" else (f", n = {other}" if along == "length" else "")
+        for colour, (field, label, marker) in enumerate(INPUT_SPACE_CURVES):
+            y = [float(p[field]) if p[field] is not None else math.nan for p in chosen]
+            y = [v if math.isfinite(v) and v < 1e300 else math.nan for v in y]
+            axes.plot(x, y, marker=marker, color=f"C{colour}", linestyle=styles[index % len(styles)],
+                      label=label + suffix if index == 0 or len(groups) <= 2 else None)
+    axes.set_yscale("log")
+    if along == "length":
+        axes.set_xscale("log")
+    axes.set_xlabel("sequence length T" if along == "length" else "source width n")
+    axes.set_ylabel("max_i ||S(x_i) - T(x_i)|| (median over sources)")
+    axes.set_title(f"{summary['figure']}: the test set against every input (certified upper ends)",
+                   fontsize="medium")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize="x-small", loc="best")
+    return figure
 
 
 def write_overlay(figure_name: str, readings: list[dict[str, Any]], folder: Path) -> list[Path]:

@@ -72,11 +72,15 @@ class ReadingsConfig:
     target_epochs: int | None = None  # None: the preset's
     seed: int = 0
     solver_options: dict[str, Any] = field(default_factory=dict)
+    input_space: bool = False  # every run brackets its sources' worst errors (sltcheck.repro.input_space)
+
+    def as_record(self) -> dict[str, Any]:
+        return sweep_config.omit_unset(asdict(self), ("input_space",))
 
     def run_config(self, init: str, solver: str, token: str, norms: str) -> sweep_config.SweepConfig:
         overrides: dict[str, Any] = {"solver": solver, "init": init, "norm_policy": NORMS[norms],
                                      "regression_token": token, "seed": self.seed,
-                                     "solver_options": dict(self.solver_options)}
+                                     "solver_options": dict(self.solver_options), "input_space": self.input_space}
         widths = self.widths or QUICK_WIDTHS.get(self.figure) if self.preset == "quick" else self.widths
         if widths:
             overrides["widths"] = tuple(widths)
@@ -159,7 +163,7 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
     computed: list[Computed] = []
     invoked = time.perf_counter()
     try:
-        bind_configuration(directory, json_safe(asdict(config)), versions())
+        bind_configuration(directory, json_safe(config.as_record()), versions())
         earlier = _earlier_wall_seconds(directory / "readings.json")
         runs = config.runs()
         for index, (name, run_config) in enumerate(runs, 1):
@@ -168,7 +172,7 @@ def run(config: ReadingsConfig, out: str | Path, progress: bool = True,
             run_began = time.perf_counter()
             summary = synthetic.run(run_config, str(directory / "runs" / name), progress=progress,
                                     executor=executor, targets_cache=directory / "targets")
-            with RunDirectory(directory / "runs" / name, asdict(run_config)) as stored:
+            with RunDirectory(directory / "runs" / name, run_config.as_record()) as stored:
                 records = sweep_summary.stored_records(stored.rows(), str(stored.path / "results.sqlite"))
             options = dict(zip(COMPUTED, _options_of(name, config.figure), strict=True))
             computed.append(Computed(name, options, run_config, summary, records, time.perf_counter() - run_began))
@@ -211,7 +215,7 @@ def readings_document(config: ReadingsConfig, computed: list[Computed], planned:
     complete = all(run.summary.get("complete") for run in computed) and len(computed) == (planned or len(computed))
     document = {
         "schema_version": SCHEMA_VERSION, "figure": config.figure, "preset": config.preset,
-        "config": asdict(config), "complete": complete,
+        "config": config.as_record(), "complete": complete,
         "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "readings": rows,
         "target": _target_facts(computed),

@@ -145,14 +145,33 @@ def mha_source(config: SweepConfig, target: MHAWeights, width: int, index: int,
         X, mask = test.tokens(length, token=token), full_attention(length)
         errors = _attention_errors(target, pruned, X, mask)
         record = _verdict_record(errors, X, reference.mha, target, pruned, bound, mask)
+        seed = [config.seed, FIGURES.index(config.figure), width, index]
         records.append({
             "figure": config.figure, "width": width, "length": length, "blocks": 1, "source": index,
-            "seed": [config.seed, FIGURES.index(config.figure), width, index],
-            "bound_statement": "theorem9", "bound_variant": variant,
+            "seed": seed, "bound_statement": "theorem9", "bound_variant": variant,
             **_pruning_record(result), **record,
+            **_input_space(config, target, pruned, length, token, test, errors, record, [*seed, length]),
             "seconds": time.perf_counter() - started,
         })
     return records
+
+
+def _input_space(config: SweepConfig, target: object, pruned: object, length: int, token: np.ndarray | None,
+                 test: AngularVelocity, errors: SweepErrors, record: dict[str, Any],
+                 seed: list[int]) -> dict[str, Any]:
+    """``{"input_space": ...}`` (:mod:`sltcheck.repro.input_space`) where the sweep asks for it, else nothing."""
+    if not config.input_space:
+        return {}
+    from sltcheck.repro.input_space import input_space_record
+
+    worst = _worst_rows(errors.worst, STARTS)
+    starts = np.stack([test.omega[worst], test.theta0[worst]], axis=1)
+    return {"input_space": input_space_record(target, pruned, length, token, alpha_for(token), starts,  # type: ignore[arg-type]
+                                              record["error"], record["bound"], np.random.default_rng(seed),
+                                              VERDICT_DPS)}
+
+
+STARTS = 4  # the test set's worst sequences the input-space search starts from
 
 
 def transformer_source(config: SweepConfig, target: TransformerWeights, width: int, index: int,
@@ -172,10 +191,11 @@ def transformer_source(config: SweepConfig, target: TransformerWeights, width: i
     X, mask = test.tokens(length), full_attention(length)  # untrained targets: the token stays at zero
     errors = _transformer_errors(target, pruned, X, mask)
     record = _verdict_record(errors, X, reference.transformer, target, pruned, bound, mask)
+    seed = [config.seed, FIGURES.index(config.figure), blocks, width, index]
     return [{
         "figure": config.figure, "width": width, "length": length, "blocks": blocks, "source": index,
-        "seed": [config.seed, FIGURES.index(config.figure), blocks, width, index],
-        "bound_statement": statement, "bound_variant": variant,
+        "seed": seed, "bound_statement": statement, "bound_variant": variant,
         **_pruning_record(result), **record,
+        **_input_space(config, target, pruned, length, None, test, errors, record, [*seed, length]),
         "seconds": time.perf_counter() - started,
     }]

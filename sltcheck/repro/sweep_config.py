@@ -9,7 +9,7 @@ approximation error" a sweep records.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sltcheck.numerics.validation import check_choice
@@ -60,9 +60,22 @@ class SweepConfig:
     # The MIP solvers' settings (sltcheck.pruning.subset_sum.MIPOptions: time_limit, mip_gap,
     # threads); empty: the solver's defaults. Licence-free solvers ignore them.
     solver_options: dict[str, Any] = field(default_factory=dict)
+    # Certified brackets of each source's worst error over the task's inputs and the alpha-ball
+    # (sltcheck.repro.input_space): the records' "input_space", the summary's.
+    input_space: bool = False
 
     def mip_options(self) -> MIPOptions:
         return MIPOptions(**self.solver_options)
+
+    def as_record(self) -> dict[str, Any]:
+        """The options as stored and fingerprinted; ``input_space`` only where set, so that a run
+        directory written before the option existed keeps its fingerprint."""
+        return omit_unset(asdict(self), ("input_space",))
+
+
+def omit_unset(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """``options`` without the ``names`` whose value is False (options added later, off by default)."""
+    return {key: value for key, value in options.items() if not (key in names and value is False)}
 
 
 def preset_config(figure: str, preset: str, mode: str, **overrides: Any) -> SweepConfig:
@@ -129,6 +142,8 @@ def validate_config(config: SweepConfig) -> SweepConfig:
                                ("--target-epochs", config.target_epochs, MAX_EPOCHS)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
             raise UsageError(f"{name} must be an integer from 1 to {limit}, got {value!r}")
+    if not isinstance(config.input_space, bool):
+        raise UsageError(f"input_space must be true or false, got {config.input_space!r}")
     if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer, got {config.seed!r}")
     for name, values in (("widths", config.widths), ("lengths", config.lengths), ("blocks", config.blocks)):

@@ -7,7 +7,6 @@ per figure, for any reading of the error (``ERRORS``) and any fit.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import mpmath
@@ -60,11 +59,14 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
             "max_ratio": float(ratios.max()),
             "mean_bound": json_number(mpmath.fsum(mpmath.mpf(r["bound"]) for r in group) / len(group)),
         })
+    from sltcheck.repro.input_space_summary import summarise_input_space
+
     violations = [r for r in records if r["violated"]]
     vacuous = [r for r in records if r.get("vacuous")]
+    brackets = summarise_input_space(records)
     return {
         "schema_version": SCHEMA_VERSION,
-        "figure": config.figure, "config": asdict(config), "points": points,
+        "figure": config.figure, "config": config.as_record(), "points": points,
         "fits": fits_of(config, points), "paper_fit": PAPER_FIT, "workshop_fit": WORKSHOP_FIT,
         "checked": len(records), "violations": violations,
         "undecided": sum(bool(r["undecided"]) for r in records),
@@ -76,6 +78,7 @@ def summarise(config: SweepConfig, records: list[dict[str, Any]],
         "target_norms": {str(b): n for b, n in target_norms.items()},
         "norm_policy": config.norm_policy,
         "bound_variants": sorted({str(r.get("bound_variant", "as-proven")) for r in records}),
+        **({"input_space": brackets} if brackets is not None else {}),
     }
 
 

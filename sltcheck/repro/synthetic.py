@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from contextlib import closing
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +178,7 @@ def run(config: SweepConfig, out: str, progress: bool = True, executor: Executor
 
     began = time.perf_counter()
     validate_config(config)
-    with RunDirectory(out, asdict(config), command=f"repro {config.figure}") as run_dir:
+    with RunDirectory(out, config.as_record(), command=f"repro {config.figure}") as run_dir:
         built = build_targets(config, progress, targets_cache)
         raw_targets = built.weights
         prepared = {b: targets.apply_norm_policy(t, config.norm_policy) for b, t in raw_targets.items()}

@@ -26,7 +26,7 @@ from sltcheck.errors import StoredResultError
 RELATIVE = 1e-9
 # The summary's fields derived from the rows (the rest: the run's options, timings, the target's facts).
 DERIVED = ("figure", "points", "fits", "checked", "violations", "undecided", "vacuous", "held",
-           "least_bound_over_trivial", "worst_ratio", "bound_variants", "complete")
+           "least_bound_over_trivial", "worst_ratio", "bound_variants", "complete", "input_space")
 
 
 def differ(recorded: Any, derived: Any, where: str, tolerance: float = RELATIVE) -> list[str]:
