@@ -183,3 +183,49 @@ def test_a_run_without_the_option_keeps_its_fingerprint():
     config = synthetic.preset_config("fig4", "quick", "theory")
     assert "input_space" not in config.as_record()
     assert synthetic.preset_config("fig4", "quick", "theory", input_space=True).as_record()["input_space"] is True
+
+
+def _task_enclosure(pair, space, lows, highs, scale_gradient: float = 1.0):
+    from sltcheck.numerics.jets import Jet, mean_value
+
+    middle = lows + (highs - lows) / 2
+    at_middle = pair.differences(space.tokens(middle, middle))
+    jet = pair.differences(space.tokens(lows, highs, jet=True))
+    jet = Jet(jet.value, jet.grad * scale_gradient)
+    return mean_value(at_middle, jet, lows, highs, middle)
+
+
+def _points_outside(pair, space, lows, highs, enclosure, rng) -> int:
+    outside = 0
+    for row in range(len(lows)):
+        for _trial in range(3):
+            point = lows[row] + (highs[row] - lows[row]) * rng.uniform(0, 1, lows.shape[1])
+            X = space.mp_tokens(point, 40)
+            evaluate = reference.mha if isinstance(pair.target, MHAWeights) else reference.transformer
+            mask = np.ones((X.shape[0], X.shape[0]), dtype=bool)
+            with mpmath.workdps(40):
+                exact = np.vectorize(float)(evaluate(X, mask, pair.pruned, 40) - evaluate(X, mask, pair.target, 40))
+            outside += int(np.any(exact < enclosure.lo[row]) or np.any(exact > enclosure.hi[row]))
+    return outside
+
+
+@pytest.mark.parametrize(("name", "evaluate", "target", "source", "_"), CASES, ids=[c[0] for c in CASES])
+def test_mean_value_enclosure_over_task_boxes_contains_every_point(name, evaluate, target, source, _):
+    rng = np.random.default_rng(6)
+    pair = input_space.SourcePair.of(target, source)
+    space = input_space.task_space(3, np.array([0.3, -0.2]) if name == "mha" else None)
+    lows = rng.uniform([-3.0, 0.0], [3.0, 3.0], (4, 2))
+    highs = lows + 0.02
+    assert _points_outside(pair, space, lows, highs, _task_enclosure(pair, space, lows, highs), rng) == 0
+
+
+def test_a_mean_value_form_without_its_gradient_is_refuted():
+    """The mutant: the jets' gradients dropped, leaving f(m) alone; points of the box fall outside it."""
+    _, _, target, source, _ = CASES[0]
+    rng = np.random.default_rng(7)
+    pair = input_space.SourcePair.of(target, source)
+    space = input_space.task_space(3, np.array([0.3, -0.2]))
+    lows = rng.uniform([-3.0, 0.0], [3.0, 3.0], (4, 2))
+    highs = lows + 0.02
+    enclosure = _task_enclosure(pair, space, lows, highs, scale_gradient=0.0)
+    assert _points_outside(pair, space, lows, highs, enclosure, rng) > 0

@@ -15,8 +15,9 @@ block (Section 3.3) carries the pair (x, x^S - x) through its residuals and its 
 F_S(r^S) - F_T(r) = [F_S(r^S) - F_S(r)] (the source's ReLU net at two near inputs, as a difference) +
 [F_S(r) - F_T(r)] (two nets at one input: the source's FC is another architecture, enclosed each).
 
-Every function takes float64 arrays (a point: the search's fast evaluation) or
-:class:`~sltcheck.numerics.interval_arrays.Intervals` (an enclosure over a box of inputs) alike.
+Every function takes float64 arrays (a point: the search's fast evaluation),
+:class:`~sltcheck.numerics.interval_arrays.Intervals` (an enclosure over a box of inputs) or
+:class:`~sltcheck.numerics.jets.Jet` (enclosures of the values and their gradients over a box) alike.
 Shapes: X is (N, T, d) (N inputs or boxes at once), weights as :mod:`sltcheck.model.weights`.
 """
 
@@ -29,7 +30,20 @@ import mpmath
 import numpy as np
 
 from sltcheck.model.weights import FCWeights, MHAWeights, TransformerWeights
-from sltcheck.numerics.interval_arrays import Intervals, contract, exp, expm1, relu, sqrt, square, total
+from sltcheck.numerics.interval_arrays import (
+    Intervals,
+    all_finite,
+    clip,
+    contract,
+    exp,
+    expm1,
+    intersect,
+    relu,
+    sqrt,
+    square,
+    total,
+)
+from sltcheck.numerics.jets import Jet, stack
 
 MERGE_DPS = 40  # the merged weights and their differences, before they are rounded to float64 (outward)
 
@@ -85,6 +99,8 @@ def softmax_rows(logits: Any) -> Any:
     """p_ik = 1 / sum_m exp(l_im - l_ik) (the centred form: no overflow, and tighter over a box)."""
     length = logits.shape[-1]
     rows = [1.0 / total(exp(logits - logits[:, :, k, None]), axis=-1) for k in range(length)]
+    if isinstance(rows[0], Jet):
+        return stack(rows)
     if isinstance(rows[0], Intervals):
         return Intervals(np.stack([r.lo for r in rows], axis=-1), np.stack([r.hi for r in rows], axis=-1))
     return np.stack(rows, axis=-1)
@@ -96,13 +112,18 @@ def mha_difference(X: Any, dX: Any | None, weights: MergedDifference) -> tuple[A
     output = difference = None
     for j in range(weights.heads):
         qk, qk_error, vo, vo_error = weights.qk[j], weights.qk_error[j], weights.vo[j], weights.vo_error[j]
-        probabilities = softmax_rows(bilinear(X, qk, X))
+        logits = bilinear(X, qk, X)
+        probabilities = clip(softmax_rows(logits), 0.0, 1.0)
         delta = bilinear(X, qk_error, X)  # (X + dX) W^S (X + dX)^T - X W X^T, W^S = W + E:
         if dX is not None:
             delta = delta + bilinear(dX, qk + qk_error, XS) + bilinear(X, qk + qk_error, dX)
         grown = expm1(delta)
         shift = total(probabilities * grown, axis=-1)[:, :, None]  # s_i
         change = probabilities * (grown - shift) / (1.0 + shift)  # p^S - p
+        if not all_finite(change):  # logits' errors beyond exp's range: p^S - p of the two softmaxes, in [-1, 1]
+            direct = clip(softmax_rows(logits + delta), 0.0, 1.0) - probabilities
+            change = intersect(change, direct) if isinstance(change, (Intervals, Jet)) else np.where(
+                np.isfinite(change), change, direct)
         values = contract(X, vo)
         value_change = contract(X, vo_error) if dX is None else contract(X, vo_error) + contract(dX, vo + vo_error)
         head = mixture(probabilities, values)
@@ -134,6 +155,10 @@ def fc_change(x: Any, dx: Any, weights: FCWeights) -> Any:
 def relu_change(x: Any, dx: Any) -> Any:
     """ReLU(x + dx) - ReLU(x): dx where both are surely positive, 0 where both are surely not,
     else between 0 and dx (ReLU is increasing and 1-Lipschitz)."""
+    if isinstance(x, Jet):
+        from sltcheck.numerics import jets
+
+        return jets.relu_change(x, dx)
     if not isinstance(x, Intervals):
         return relu(x + dx) - relu(x)
     moved = x + dx

@@ -115,6 +115,10 @@ def _as(value: Any) -> Intervals:
     return value if isinstance(value, Intervals) else Intervals(value)
 
 
+def _is_jet(value: Any) -> bool:
+    return type(value).__name__ == "Jet"  # sltcheck.numerics.jets.Jet (which imports this module)
+
+
 def is_intervals(value: Any) -> bool:
     return isinstance(value, Intervals)
 
@@ -127,6 +131,10 @@ def _libm(fn: Any, x: Intervals) -> Intervals:
 
 
 def exp(x: Any) -> Any:
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.exp(x)
     if isinstance(x, Intervals):
         result = _libm(np.exp, x)
         return Intervals(np.maximum(result.lo, 0.0), result.hi)
@@ -134,6 +142,10 @@ def exp(x: Any) -> Any:
 
 
 def expm1(x: Any) -> Any:
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.expm1(x)
     if isinstance(x, Intervals):
         result = _libm(np.expm1, x)
         return Intervals(np.maximum(result.lo, -1.0), result.hi)
@@ -157,9 +169,38 @@ def sqrt(x: Any) -> Any:
 
 
 def relu(x: Any) -> Any:
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.relu(x)
     if isinstance(x, Intervals):
         return Intervals(np.maximum(x.lo, 0.0), np.maximum(x.hi, 0.0))
     return np.maximum(x, 0.0)
+
+
+def clip(x: Any, low: float, high: float) -> Any:
+    """x known to lie in [low, high]: its ends moved inside, a NaN end replaced by the limit."""
+    if _is_jet(x):
+        return type(x)(clip(x.value, low, high), x.grad)
+    if isinstance(x, Intervals):
+        return Intervals(np.where(np.isnan(x.lo), low, np.clip(x.lo, low, high)),
+                         np.where(np.isnan(x.hi), high, np.clip(x.hi, low, high)))
+    return np.clip(x, low, high)
+
+
+def intersect(a: Any, b: Any) -> Any:
+    """Two enclosures of the same values: their intersection (a NaN end gives way to the other's)."""
+    if _is_jet(a):
+        return type(a)(intersect(a.value, b.value), intersect(a.grad, b.grad))
+    return Intervals(np.fmax(a.lo, b.lo), np.fmin(a.hi, b.hi))
+
+
+def all_finite(x: Any) -> bool:
+    if _is_jet(x):
+        return all_finite(x.value) and all_finite(x.grad)
+    if isinstance(x, Intervals):
+        return bool(np.all(np.isfinite(x.lo)) and np.all(np.isfinite(x.hi)))
+    return bool(np.all(np.isfinite(x)))
 
 
 def upper_ends(x: Any) -> np.ndarray:
@@ -184,6 +225,10 @@ def _periodic_extreme(x: Intervals, offset: float) -> np.ndarray:
 
 def cos(x: Any) -> Any:
     """cos over each interval: the ends' values, and +-1 where a maximum or minimum lies inside."""
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.cos(x)
     if not isinstance(x, Intervals):
         return np.cos(x)
     a, b = np.cos(x.lo), np.cos(x.hi)
@@ -195,6 +240,10 @@ def cos(x: Any) -> Any:
 
 def sin(x: Any) -> Any:
     """sin x = cos(x - pi/2), the shift rounded outward."""
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.sin(x)
     if not isinstance(x, Intervals):
         return np.sin(x)
     shifted = x - np.pi / 2
@@ -205,7 +254,7 @@ def sin(x: Any) -> Any:
 
 def total(x: Any, axis: int) -> Any:
     """The sum along ``axis``, one rounded-outward addition at a time."""
-    if not isinstance(x, Intervals):
+    if not isinstance(x, Intervals) and not _is_jet(x):
         return np.sum(x, axis=axis)
     count = x.shape[axis]
     result = x[(slice(None),) * (axis % len(x.shape)) + (0,)]
@@ -216,9 +265,9 @@ def total(x: Any, axis: int) -> Any:
 
 def contract(a: Any, b: Any) -> Any:
     """a @ b for a (..., k) and a constant-shaped b (k, m): sum_k a[..., k, None] * b[k]."""
-    if not isinstance(a, Intervals) and not isinstance(b, Intervals):
+    if not isinstance(a, Intervals) and not isinstance(b, Intervals) and not _is_jet(a):
         return a @ b
-    k = (a.shape if isinstance(a, Intervals) else np.shape(a))[-1]
+    k = a.shape[-1]
     result = a[..., 0, None] * b[0]
     for index in range(1, k):
         result = result + a[..., index, None] * b[index]

@@ -48,6 +48,7 @@ from sltcheck.model.difference import (
 )
 from sltcheck.model.weights import MHAWeights, TransformerWeights
 from sltcheck.numerics.interval_arrays import Intervals, cos, sin, upper_ends
+from sltcheck.numerics.jets import Jet, concatenate, mean_value, stack
 from sltcheck.numerics.verdict import decide
 
 SPACES = ("task", "ball")
@@ -56,6 +57,9 @@ GOALS = {"task": 1.1, "ball": 2.0}  # upper / lower at which a bracket is certif
 # ball); :meth:`SourcePair.cost` scales it down for longer inputs and for transformers.
 BOX_BUDGET = {"task": 200_000, "ball": 1_500_000}
 BATCH = 2048  # boxes split per round (each gives two)
+# Whether a box is enclosed by the mean-value form (first-order jets: its excess shrinks with the square of
+# the box's width, at about 1 + D times the plain enclosure's cost) or by the plain interval evaluation.
+MEAN_VALUE = {"task": True, "ball": False}
 MAX_OPEN = 1_000_000  # open boxes kept at most (memory: 16 bytes per parameter per box)
 SAMPLE = 4096  # quasi-random points of the search
 REFINED = 6  # best distinct points refined by L-BFGS-B
@@ -79,11 +83,14 @@ class Space:
     ordered: slice | None = None  # parameters that may be taken in increasing order (a symmetry)
     radius: float | None = None  # tokens (pairs of parameters) of norm above it hold no input
 
-    def tokens(self, lows: np.ndarray, highs: np.ndarray | None = None) -> Any:
-        parameters = lows if highs is None else Intervals(lows, highs)
+    def tokens(self, lows: np.ndarray, highs: np.ndarray | None = None, jet: bool = False) -> Any:
+        """The tokens at points (``highs`` None), their enclosures over boxes, or (``jet``) their jets there."""
+        parameters = (lows if highs is None else Jet.variables(lows, highs) if jet else Intervals(lows, highs))
         body = self.tokens_of(parameters, self.length)
         count = lows.shape[0]
         first = np.broadcast_to(self.token, (count, 1, 2))
+        if isinstance(body, Jet):
+            return concatenate(first, body, axis=1)
         if isinstance(body, Intervals):
             return Intervals(np.concatenate([first, body.lo], axis=1), np.concatenate([first, body.hi], axis=1))
         return np.concatenate([first, body], axis=1)
@@ -103,6 +110,8 @@ def _task_tokens(parameters: Any, length: int) -> Any:
 
 def _unit_tokens(angles: list[Any]) -> Any:
     columns = [(cos(angle), sin(angle)) for angle in angles]
+    if isinstance(columns[0][0], Jet):
+        return stack([part for pair in columns for part in pair]).reshape(-1, len(angles), 2)
     if isinstance(columns[0][0], Intervals):
         lo = np.stack([np.stack([c.lo, s.lo], axis=-1) for c, s in columns], axis=1)
         hi = np.stack([np.stack([c.hi, s.hi], axis=-1) for c, s in columns], axis=1)
@@ -142,6 +151,8 @@ def ball_space(length: int, token: np.ndarray | None, alpha: float) -> Space:
 
 def _disk_tokens(alpha: float) -> Callable[[Any, int], Any]:
     def tokens(parameters: Any, length: int) -> Any:
+        if isinstance(parameters, Jet):
+            return parameters.reshape(-1, length, 2)
         if isinstance(parameters, Intervals):
             return Intervals(parameters.lo.reshape(-1, length, 2), parameters.hi.reshape(-1, length, 2))
         X = parameters.reshape(-1, length, 2)
@@ -182,8 +193,18 @@ class SourcePair:
         blocks = 1 if isinstance(self.target, MHAWeights) else 3 * len(self.target.blocks)
         return blocks * (length + 1) ** 2 / 25
 
+    def box_errors(self, space: Space, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+        """An upper bound on the error over each box: the plain enclosure, or (:data:`MEAN_VALUE`) the
+        mean-value form f(m) + grad(box) (box - m) at the box's midpoint m, intersected with it."""
+        if not MEAN_VALUE[space.name]:
+            return self.errors(space.tokens(lows, highs))
+        middle = np.clip(lows + (highs - lows) / 2, lows, highs)
+        at_middle = self.differences(space.tokens(middle, middle))
+        enclosure = mean_value(at_middle, self.differences(space.tokens(lows, highs, jet=True)), lows, highs, middle)
+        return upper_ends(token_norms(enclosure)).max(axis=-1)
+
     def differences(self, X: Any) -> Any:
-        merged = self.boxes if isinstance(X, Intervals) else self.points
+        merged = self.boxes if isinstance(X, (Intervals, Jet)) else self.points
         if isinstance(self.target, MHAWeights):
             return mha_difference(X, None, merged[0])[1]
         return transformer_difference(X, self.target, self.pruned, merged)[1]  # type: ignore[arg-type]
@@ -284,7 +305,7 @@ def branch_and_bound(space: Space, pair: SourcePair, best: np.ndarray, best_valu
     target = math.sqrt(GOALS[space.name])
     widths = np.where(space.highs > space.lows, space.highs - space.lows, 1.0)
     lows, highs = space.lows[None].copy(), space.highs[None].copy()
-    uppers = pair.errors(space.tokens(lows, highs))
+    uppers = pair.box_errors(space, lows, highs)
     closed, enclosed = -math.inf, 1
     while len(uppers):
         done = uppers <= best_value * target
@@ -312,7 +333,7 @@ def branch_and_bound(space: Space, pair: SourcePair, best: np.ndarray, best_valu
             inside = np.all((nearest**2).reshape(len(nearest), -1, 2).sum(axis=-1) <= space.radius**2 * (1 + 1e-12),
                             axis=1)
             child_lows, child_highs = child_lows[inside], child_highs[inside]
-        child_uppers = pair.errors(space.tokens(child_lows, child_highs))
+        child_uppers = pair.box_errors(space, child_lows, child_highs)
         midpoints = np.clip(child_lows + (child_highs - child_lows) / 2, *space.inner)
         values = pair.errors(space.tokens(midpoints))
         top = int(np.argmax(values))
@@ -331,12 +352,15 @@ def branch_and_bound(space: Space, pair: SourcePair, best: np.ndarray, best_valu
 
 
 def bracket(space: Space, pair: SourcePair, starts: np.ndarray, seed: np.random.Generator, dps: int,
-            budget: int | None = None) -> tuple[Bracket, float]:
-    """The space's bracket of the source's worst error, and the search's best error before branch-and-bound."""
+            budget: int | None = None, cap: float = math.inf) -> tuple[Bracket, float]:
+    """The space's bracket of the source's worst error, and the search's best error before branch-and-bound.
+    ``cap``: an upper bound known otherwise (the trivial bound over the ball); the bracket's upper end is
+    the smaller of it and the branch-and-bound's (which, through several blocks, can stay above it)."""
     point, value = search(space, pair, starts, seed)
     searched = value
     scaled = max(BATCH, int(BOX_BUDGET[space.name] / pair.cost(space.length)))
     upper, point, value, boxes = branch_and_bound(space, pair, point, value, budget or scaled)
+    upper = min(upper, cap)
     with mpmath.workdps(dps):
         exact = pair.mp_error(space.mp_tokens(point, dps), dps)
         lower = float(mpmath.mpf(exact) * (1 - mpmath.mpf(10) ** (5 - dps)))  # rounded down at dps digits
@@ -370,15 +394,16 @@ def input_space_record(target: MHAWeights | TransformerWeights, pruned: MHAWeigh
                        bound: Any, seed: np.random.Generator, dps: int) -> dict[str, Any]:
     """One source's ``input_space`` record at one length: ``starts`` are the test set's worst (omega, theta_0)."""
     pair = SourcePair.of(target, pruned)
-    task, task_searched = bracket(task_space(length, token), pair, starts, seed, dps)
+    trivial = trivial_over_ball(pair, alpha)
+    task, task_searched = bracket(task_space(length, token), pair, starts, seed, dps, cap=trivial)
     as_ball = np.vstack([_ball_points(starts, length), _ball_points(np.array([task.instance]), length),
                          _ball_points(np.array([task.instance]), length, alpha)])
-    ball, ball_searched = bracket(ball_space(length, token, alpha), pair, as_ball, seed, dps)
+    ball, ball_searched = bracket(ball_space(length, token, alpha), pair, as_ball, seed, dps, cap=trivial)
     record: dict[str, Any] = {
         "test_max": test_max, "search_max": max(task_searched, ball_searched),
         "task": task.as_dict(), "ball": ball.as_dict(),
         "bound": bound if isinstance(bound, str) else mpmath.nstr(bound, 20),
-        "trivial": trivial_over_ball(pair, alpha),
+        "trivial": trivial,
     }
     with mpmath.workdps(dps):
         finite = mpmath.isfinite(mpmath.mpf(record["bound"]))

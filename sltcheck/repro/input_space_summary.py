@@ -65,8 +65,9 @@ def summarise_input_space(records: list[dict[str, Any]]) -> dict[str, Any] | Non
     points = []
     for (blocks, length, width), group in sorted(groups.items()):
         points.append({"blocks": blocks, "length": length, "width": width, "sources": len(group),
-                       "test_max": float(np.median([r["test_max"] for r in group])),
-                       **{space: float(np.median([r[space]["upper"] for r in group])) for space in SPACES},
+                       "test_max": float(np.median([float(r["test_max"]) for r in group])),
+                       **{space: json_number(np.median([float(r[space]["upper"]) for r in group]))
+                          for space in SPACES},
                        "bound": (_spread([r["bound"] for r in group]) or {}).get("median"),
                        "trivial": float(np.median([r["trivial"] for r in group]))})
     finite = [r for r in rows if mpmath.isfinite(mpmath.mpf(r["bound"]))]
