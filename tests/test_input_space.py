@@ -177,6 +177,28 @@ def test_a_sweep_records_brackets_and_verify_rederives_them(tmp_path, small_budg
     assert any("input_space" in line for line in summary_differences(json.loads(path.read_text()), path))
 
 
+def test_readme_section_and_report_card_show_the_brackets(tmp_path, small_budget):
+    from sltcheck.cli import main
+    from sltcheck.repro import input_space_text, synthetic
+
+    config = synthetic.preset_config("fig4", "quick", "theory", widths=(4,), sources=1, test_samples=20,
+                                     train_target=False, input_space=True)
+    synthetic.run(config, str(tmp_path / "run"), progress=False)
+    page = tmp_path / "paper.md"
+    from sltcheck.repro.readme import END, START
+
+    page.write_text(f"# page\n\n{START}\n{END}\n\n{input_space_text.START}\nold\n{input_space_text.END}\n")
+    assert main(["repro", "readme", "--in", str(tmp_path / "run"), "--readme", str(page)]) == 0
+    text = page.read_text()
+    assert "**Figure 4, every input.**" in text
+    assert "The test set underestimates the worst error" in text
+    assert "(input-space-fig4.svg)" in text
+    assert (tmp_path / "input-space-fig4.svg").is_file()
+    assert "old" not in text
+    assert main(["report", "--in", str(tmp_path / "run"), "--out", str(tmp_path / "r.html")]) == 0
+    assert "Every input: certified worst errors" in (tmp_path / "r.html").read_text()
+
+
 def test_a_run_without_the_option_keeps_its_fingerprint():
     from sltcheck.repro import synthetic
 

@@ -124,6 +124,8 @@ def register(cli) -> None:  # sltcheck.cli.CommandLine
 
 
 def _readme(args: argparse.Namespace) -> int:
+    from sltcheck.errors import UsageError
+    from sltcheck.readme_section import section_problem
     from sltcheck.repro import input_space_text, readme
 
     documents = readme.load(args.inputs)
@@ -134,6 +136,9 @@ def _readme(args: argparse.Namespace) -> int:
     if not args.readme:
         print(readme.render(others) if others else "", input_space_text.render(brackets), sep="\n")
         return 0
+    problem = section_problem(Path(args.readme).read_text(), input_space_text.START, input_space_text.END)
+    if brackets and problem is not None:
+        raise UsageError(f"--readme {args.readme!r} {problem} (runs made with --input-space fill that section)")
     if others:
         readme.rewrite(Path(args.readme), readme.render(others))
         print(f"rewrote the reproduction section of {args.readme}")

@@ -66,7 +66,7 @@ class MergedDifference:
 
 def merged_difference(target: MHAWeights, source: MHAWeights, intervals: bool) -> MergedDifference:
     """The merged weights of ``target`` and ``source`` - ``target``'s, from the float64 weights taken
-    exactly, computed at :data:`MERGE_DPS` digits; each is then rounded to the nearest float64
+    exactly, computed at ``MERGE_DPS`` digits; each is then rounded to the nearest float64
     (``intervals`` False) or enclosed by that float moved one ulp out either way."""
     with mpmath.workdps(MERGE_DPS):
         merged_target, merged_source = target.merged(MERGE_DPS), source.merged(MERGE_DPS)

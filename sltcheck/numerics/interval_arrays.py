@@ -4,7 +4,7 @@ An :class:`Intervals` holds two float64 arrays ``lo <= hi`` of one shape; every 
 operations produce lies between them. Each ``+ - * /`` is computed in IEEE round-to-nearest
 (error <= 1/2 ulp) and its ends are then moved one ulp outward (``np.nextafter``), which
 contains the exact result. The transcendental functions come from numpy, which documents no
-correctly rounded result: their ends are moved out by :data:`LIBM_RELATIVE` (2^-40, about
+correctly rounded result: their ends are moved out by ``LIBM_RELATIVE`` (2^-40, about
 4,000 ulps: far above the few ulps numpy's and glibc's exp, expm1, cos and sin are measured
 to err by; ``tests/test_interval_arrays.py`` checks containment against mpmath). ``sqrt`` is
 correctly rounded by IEEE 754, so one ulp suffices.

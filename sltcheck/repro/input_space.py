@@ -8,8 +8,8 @@ over two spaces, each written as a box of parameters:
   (Appendix B.1): x_t = (cos(omega t + theta_0), sin(omega t + theta_0)), t = 1..T, after the run's
   regression token;
 - **ball** (:func:`ball_space`): every input whose tokens have norm <= alpha (Section 3.1), the
-  regression token as the run fixes it: x_t = rho_t (cos phi_t, sin phi_t), rho_t in [0, alpha],
-  phi_t in [-pi, pi]; 2T parameters.
+  regression token as the run fixes it: x_t in [-alpha, alpha]^2 (Cartesian, boxes outside the disc
+  dropped), 2T parameters, the tokens' order fixed by the permutation symmetry.
 
 A bracket's **lower** end is an instance: the best point of a search (a quasi-random sample of the box
 and the test set's worst sequences, each of the best refined by L-BFGS-B; then the branch-and-bound's
@@ -17,10 +17,12 @@ own midpoints), whose error is decided in mpmath at ``VERDICT_DPS`` digits throu
 :mod:`sltcheck.model.reference` (the paper's objects as defined: a second code path). Its **upper** end
 is proved: interval branch-and-bound over the box, each box enclosed by the *difference* form of
 :mod:`sltcheck.model.difference` in outward-rounded interval arithmetic
-(:mod:`sltcheck.numerics.interval_arrays`); the upper is the largest enclosure over the leaves, so it
-holds however the boxes were chosen. The best-first search splits the box of largest enclosure across
-its widest dimension (relative to the space's) until every leaf is within ``GOALS[space] ** 0.5`` of
-the lower end, or its budget of boxes (deterministic: the same machine gives the same bracket) is spent.
+(:mod:`sltcheck.numerics.interval_arrays`; over the task, in mean-value form with
+:mod:`sltcheck.numerics.jets`), capped by the trivial bound over the ball; the upper is the largest
+enclosure over the leaves, so it holds however the boxes were chosen. The best-first search splits the
+boxes of largest enclosure across their widest dimension (relative to the space's) until every leaf is
+within ``GOALS[space] ** 0.5`` of the lower end, or its budget of boxes (deterministic: the same machine
+gives the same bracket) is spent.
 
 A bracket is ``certified`` when upper / lower <= ``GOALS[space]`` (1.1 for the task, 2 for the ball);
 otherwise it is ``undecided`` with the bracket reached. A lower end above the source's bound is a
@@ -68,8 +70,9 @@ PI_OUT = math.nextafter(math.pi, math.inf)  # covers the real pi (the float pi l
 
 @dataclass(frozen=True)
 class Space:
-    """A box of parameters and the tokens they give: :meth:`tokens` of float arrays (points, (N, D))
-    or of two arrays (a box's ends: then :class:`Intervals` enclosing every token of the box)."""
+    """A box of parameters and the tokens they give: :meth:`tokens` of float arrays (points, (N, D)) or
+    of two arrays (a box's ends: then :class:`~sltcheck.numerics.interval_arrays.Intervals` or jets
+    enclosing every token of the box)."""
 
     name: str
     names: tuple[str, ...]
@@ -77,7 +80,7 @@ class Space:
     highs: np.ndarray
     token: np.ndarray  # the regression token x_0
     length: int
-    tokens_of: Callable[[Any, int], Any]  # (parameters (N, D) of floats or Intervals, length) -> (N, T, 2)
+    tokens_of: Callable[[Any, int], Any]  # (parameters (N, D): floats, Intervals or a Jet; T) -> (N, T, 2)
     mp_tokens_of: Callable[[list[Any], int], list[Any]]  # one point's tokens in mpmath (after x_0)
     inner: tuple[np.ndarray, np.ndarray]  # where a search point may lie (inside the real space)
     ordered: slice | None = None  # parameters that may be taken in increasing order (a symmetry)
@@ -188,13 +191,14 @@ class SourcePair:
                    [merged_difference(t, s, True) for t, s in pairs])
 
     def cost(self, length: int) -> float:
-        """A box's cost relative to one attention layer's at T = 4: the logits grow as (T + 1)^2, and a
-        transformer block (an attention layer, a residual and two FC nets) costs about three layers."""
-        blocks = 1 if isinstance(self.target, MHAWeights) else 3 * len(self.target.blocks)
+        """A box's cost relative to one attention layer's at T = 4, as the budget counts it: the logits grow
+        as (T + 1)^2; a transformer block (an attention layer, a residual and two FC nets) costs about three
+        layers, and is counted as one (a transformer's source takes about three times an MHA's budget in time)."""
+        blocks = 1 if isinstance(self.target, MHAWeights) else len(self.target.blocks)
         return blocks * (length + 1) ** 2 / 25
 
     def box_errors(self, space: Space, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
-        """An upper bound on the error over each box: the plain enclosure, or (:data:`MEAN_VALUE`) the
+        """An upper bound on the error over each box: the plain enclosure, or (``MEAN_VALUE``) the
         mean-value form f(m) + grad(box) (box - m) at the box's midpoint m, intersected with it."""
         if not MEAN_VALUE[space.name]:
             return self.errors(space.tokens(lows, highs))
@@ -230,7 +234,7 @@ class SourcePair:
 
 def search(space: Space, pair: SourcePair, starts: np.ndarray, seed: np.random.Generator) -> tuple[np.ndarray, float]:
     """The best point found (and its float64 error): ``starts`` and a scrambled Sobol sample of the box,
-    the best :data:`REFINED` distinct ones refined by L-BFGS-B (gradients by finite differences, batched)."""
+    the best ``REFINED`` distinct ones refined by L-BFGS-B (gradients by finite differences, batched)."""
     from scipy.stats import qmc
 
     low, high = space.inner
@@ -325,20 +329,25 @@ def branch_and_bound(space: Space, pair: SourcePair, best: np.ndarray, best_valu
         left_highs[rows, axis], right_lows[rows, axis] = middle, middle
         child_lows = np.concatenate([parent_lows, right_lows])
         child_highs = np.concatenate([left_highs, parent_highs])
+        kept = np.arange(len(child_lows))
         if space.ordered is not None:  # a box with no ordered point holds no input the symmetry keeps
             ordered = np.all(child_lows[:, space.ordered][:, :-1] <= child_highs[:, space.ordered][:, 1:], axis=1)
-            child_lows, child_highs = child_lows[ordered], child_highs[ordered]
+            child_lows, child_highs, kept = child_lows[ordered], child_highs[ordered], kept[ordered]
         if space.radius is not None:  # a box with a token wholly outside the disk holds no input
             nearest = np.where(child_lows > 0, child_lows, np.where(child_highs < 0, -child_highs, 0.0))
             inside = np.all((nearest**2).reshape(len(nearest), -1, 2).sum(axis=-1) <= space.radius**2 * (1 + 1e-12),
                             axis=1)
-            child_lows, child_highs = child_lows[inside], child_highs[inside]
-        child_uppers = pair.box_errors(space, child_lows, child_highs)
-        midpoints = np.clip(child_lows + (child_highs - child_lows) / 2, *space.inner)
-        values = pair.errors(space.tokens(midpoints))
-        top = int(np.argmax(values))
-        if values[top] > best_value:
-            best, best_value = midpoints[top], float(values[top])
+            child_lows, child_highs, kept = child_lows[inside], child_highs[inside], kept[inside]
+        child_uppers = np.zeros(0)
+        if len(child_lows):
+            # a half lies inside its parent: its upper is at most the parent's (its own enclosure may be looser)
+            child_uppers = np.minimum(pair.box_errors(space, child_lows, child_highs),
+                                      np.concatenate([uppers[take], uppers[take]])[kept])
+            midpoints = np.clip(child_lows + (child_highs - child_lows) / 2, *space.inner)
+            values = pair.errors(space.tokens(midpoints))
+            top = int(np.argmax(values))
+            if values[top] > best_value:
+                best, best_value = midpoints[top], float(values[top])
         enclosed += len(child_lows)
         lows = np.concatenate([lows[keep], child_lows])
         highs = np.concatenate([highs[keep], child_highs])

@@ -38,7 +38,7 @@ HEADER = ["B", "T", "n", "test-set max", "worst over the task (certified upper)"
 
 
 def point_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """Per point (medians over sources), the cells of :data:`HEADER`."""
+    """Per point (medians over sources), the cells of ``HEADER``."""
     return [[str(p["blocks"]), str(p["length"]), str(p["width"]), _number(p["test_max"]), _number(p["task"]),
              _number(p["ball"]), _number(p["bound"]), _number(p["trivial"])]
             for p in summary["input_space"]["points"]]
