@@ -7,7 +7,10 @@ over sources. Per run, the two numbers the figures are read by:
 - **underestimate**: how far the test set's max lies below the certified worst case, the largest
   (and median) over sources of task upper / test max and ball upper / test max;
 - **looseness**: how far the theorem's bound lies above it, the smallest (and median) over sources
-  of bound / ball upper (sources with a finite bound).
+  of bound / ball upper (sources with a finite bound);
+
+each over the sources whose bracket is certified (an undecided bracket's upper end may be no better
+than the trivial bound).
 
 and the counts: brackets certified, undecided, sources proved (ball upper <= bound) and violated
 (ball lower > bound, decided in mpmath: a certified violation on a real pruned source).
@@ -70,11 +73,12 @@ def summarise_input_space(records: list[dict[str, Any]]) -> dict[str, Any] | Non
                           for space in SPACES},
                        "bound": (_spread([r["bound"] for r in group]) or {}).get("median"),
                        "trivial": float(np.median([r["trivial"] for r in group]))})
-    finite = [r for r in rows if mpmath.isfinite(mpmath.mpf(r["bound"]))]
+    # Only a certified bracket measures the worst case (an undecided one's upper end may be the trivial bound).
+    finite = [r for r in rows if r["ball"]["certified"] and mpmath.isfinite(mpmath.mpf(r["bound"]))]
     return {
         "rows": rows, "points": points,
-        "underestimate": {space: _spread([_ratio(r[space]["upper"], r["test_max"]) for r in rows])
-                          for space in SPACES},
+        "underestimate": {space: _spread([_ratio(r[space]["upper"], r["test_max"]) for r in rows
+                                          if r[space]["certified"]]) for space in SPACES},
         "looseness": _spread([_ratio(r["bound"], r["ball"]["upper"]) for r in finite]),
         "certified": {space: sum(bool(r[space]["certified"]) for r in rows) for space in SPACES},
         "undecided": {space: sum(not r[space]["certified"] for r in rows) for space in SPACES},

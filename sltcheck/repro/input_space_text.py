@@ -50,11 +50,17 @@ def sentences(summary: dict[str, Any]) -> list[str]:
     rows = len(brackets["rows"])
     under = brackets["underestimate"]
     violations = len(brackets["violations"])
+    certified = brackets["certified"]
+    looseness = brackets["looseness"]
+    below = looseness is not None and float(looseness["least"]) < 1
     return [
         f"The test set underestimates the worst error by {_spread_text(under['task'], 'largest')} over the "
-        f"task's inputs and by {_spread_text(under['ball'], 'largest')} over the ball (upper / test max).",
-        f"The bound lies {_spread_text(brackets['looseness'], 'least')} above the certified worst error over "
-        "the ball (bound / ball upper; sources with a finite bound).",
+        f"task's inputs and by {_spread_text(under['ball'], 'largest')} over the ball (upper / test max; the "
+        f"{certified['task']} and {certified['ball']} certified brackets).",
+        f"The bound lies {_spread_text(looseness, 'least')} above the certified worst error over the ball "
+        "(bound / ball upper; certified brackets, finite bounds)"
+        + ("; below 1, the certified upper end exceeds the bound: not a violation (the lower end is below "
+           "it), but not proved either." if below else "."),
         f"Brackets certified (task within 1.1x, ball within 2x): task {brackets['certified']['task']} of {rows}, "
         f"ball {brackets['certified']['ball']} of {rows}; the others are undecided with the bracket reached. "
         f"Proved over the whole ball (upper <= bound < trivial): {brackets['proved']} of {rows}. "
