@@ -39,6 +39,7 @@ from sltcheck.numerics.interval_arrays import (
     expm1,
     intersect,
     relu,
+    relu_change,
     sqrt,
     square,
     total,
@@ -163,23 +164,6 @@ def fc_change(x: Any, dx: Any, weights: FCWeights) -> Any:
             dx = relu_change(x, dx)
             x = relu(x)
     return dx
-
-
-def relu_change(x: Any, dx: Any) -> Any:
-    """ReLU(x + dx) - ReLU(x): dx where both are surely positive, 0 where both are surely not,
-    else between 0 and dx (ReLU is increasing and 1-Lipschitz)."""
-    if isinstance(x, Jet):
-        from sltcheck.numerics import jets
-
-        return jets.relu_change(x, dx)
-    if not isinstance(x, Intervals):
-        return relu(x + dx) - relu(x)
-    moved = x + dx
-    on = (x.lo >= 0) & (moved.lo >= 0)
-    off = (x.hi <= 0) & (moved.hi <= 0)
-    low = np.where(on, dx.lo, np.where(off, 0.0, np.minimum(dx.lo, 0.0)))
-    high = np.where(on, dx.hi, np.where(off, 0.0, np.maximum(dx.hi, 0.0)))
-    return Intervals(low, high)
 
 
 def transformer_difference(X: Any, target: TransformerWeights, source: TransformerWeights,

@@ -203,6 +203,23 @@ def all_finite(x: Any) -> bool:
     return bool(np.all(np.isfinite(x)))
 
 
+def relu_change(x: Any, dx: Any) -> Any:
+    """ReLU(x + dx) - ReLU(x): dx where both are surely positive, 0 where both are surely not, else between
+    0 and dx (ReLU is increasing and 1-Lipschitz)."""
+    if _is_jet(x):
+        from sltcheck.numerics import jets
+
+        return jets.relu_change(x, dx)
+    if not isinstance(x, Intervals):
+        return relu(x + dx) - relu(x)
+    moved = x + dx
+    on = (x.lo >= 0) & (moved.lo >= 0)
+    off = (x.hi <= 0) & (moved.hi <= 0)
+    low = np.where(on, dx.lo, np.where(off, 0.0, np.minimum(dx.lo, 0.0)))
+    high = np.where(on, dx.hi, np.where(off, 0.0, np.maximum(dx.hi, 0.0)))
+    return Intervals(low, high)
+
+
 def upper_ends(x: Any) -> np.ndarray:
     """The upper ends of x (the values of a float array), NaN read as +inf."""
     high = x.hi if isinstance(x, Intervals) else np.asarray(x)

@@ -165,7 +165,7 @@ def relu(x: Jet) -> Jet:
 
 def relu_change(x: Jet, dx: Jet) -> Jet:
     """ReLU(x + dx) - ReLU(x) and its gradient (steps at x + dx and at x)."""
-    from sltcheck.model.difference import relu_change as value_change
+    from sltcheck.numerics.interval_arrays import relu_change as value_change
 
     moved = x.value + dx.value
     grad = (x.grad + dx.grad) * _expand(_step(moved)) - x.grad * _expand(_step(x.value))

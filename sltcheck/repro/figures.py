@@ -134,37 +134,51 @@ def write(summary: dict[str, Any], folder: Path, error: str = "max") -> list[Pat
     return written
 
 
-INPUT_SPACE_CURVES = (("test_max", "test set max", "o"), ("task", "worst over the task, certified upper", "s"),
-                      ("ball", "worst over the alpha-ball, certified upper", "^"),
+INPUT_SPACE_CURVES = (("test_max", "test set max", "o"), ("task", "worst over the task, proved upper end", "s"),
+                      ("ball", "worst over the alpha-ball, proved upper end", "^"),
                       ("bound", "the theorem's bound", "D"), ("trivial", "trivial bound over the ball", "x"))
+INPUT_SPACE_AXES = {"width": "source width n", "length": "sequence length T", "blocks": "blocks B"}
 
 
 def draw_input_space(summary: dict[str, Any]) -> Any:
-    """Per width (Figure 5: per T; Figure 6: per B as well), the medians over sources of the test set's
-    max, the certified worst errors over the task and the ball, the bound and the trivial bound."""
+    """The medians over sources of the test set's max, the proved worst errors over the task and the ball,
+    the bound and the trivial bound, against whichever of width, T and B the run varies most (one curve
+    per value of the others). A bound far above the rest is drawn at the top edge with its value."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7.2, 4.8))
     points = summary["input_space"]["points"]
-    along = "length" if summary["figure"] == "fig5" and len({p["length"] for p in points}) > 1 else "width"
-    groups = sorted({(p["blocks"], p["width"] if along == "length" else p["length"]) for p in points})
+    along = max(INPUT_SPACE_AXES, key=lambda key: len({p[key] for p in points}))
+    others = [key for key in INPUT_SPACE_AXES if key != along]
+    groups = sorted({tuple(p[k] for k in others) for p in points})
+    shown = [float(p[f]) for p in points for f in ("test_max", "task", "ball", "trivial")
+             if p[f] is not None and math.isfinite(float(p[f]))]
+    top = max(shown) * 100 if shown else 1.0
     styles = ("-", "--", ":", "-.")
-    for index, (blocks, other) in enumerate(groups):
-        chosen = sorted((p for p in points if (p["blocks"], p["width" if along == "length" else "length"])
-                         == (blocks, other)), key=lambda p: p[along])
+    for index, group in enumerate(groups):
+        chosen = sorted((p for p in points if tuple(p[k] for k in others) == group), key=lambda p: p[along])
         x = [float(p[along]) for p in chosen]
-        suffix = f", B = {blocks}" if summary["figure"] == "fig6" else (f", n = {other}" if along == "length" else "")
+        varied = [f"{k[0] if k != 'width' else 'n'} = {v}" for k, v in zip(others, group, strict=True)
+                  if len({p[k] for p in points}) > 1]
+        suffix = f" ({', '.join(varied)})" if varied else ""
         for colour, (field, label, marker) in enumerate(INPUT_SPACE_CURVES):
             y = [float(p[field]) if p[field] is not None else math.nan for p in chosen]
-            y = [v if math.isfinite(v) and v < 1e300 else math.nan for v in y]
-            axes.plot(x, y, marker=marker, color=f"C{colour}", linestyle=styles[index % len(styles)],
+            clipped = [min(v, top) for v in y]
+            axes.plot(x, clipped, marker=marker, color=f"C{colour}", linestyle=styles[index % len(styles)],
                       label=label + suffix if index == 0 or len(groups) <= 2 else None)
+            for xi, v in zip(x, y, strict=True):
+                if not v <= top:
+                    axes.annotate(f"{v:.2g}" if math.isfinite(v) else "inf", (xi, top), textcoords="offset points",
+                                  xytext=(4, -10), fontsize="x-small", color=f"C{colour}")
     axes.set_yscale("log")
     if along == "length":
         axes.set_xscale("log")
-    axes.set_xlabel("sequence length T" if along == "length" else "source width n")
+    ticks = sorted({float(p[along]) for p in points})
+    axes.set_xticks(ticks, labels=[f"{t:g}" for t in ticks])
+    axes.set_xticks([], minor=True)
+    axes.set_xlabel(INPUT_SPACE_AXES[along])
     axes.set_ylabel("max_i ||S(x_i) - T(x_i)|| (median over sources)")
-    axes.set_title(f"{summary['figure']}: the test set against every input (certified upper ends)",
-                   fontsize="medium")
+    axes.set_title(f"{summary['figure']}: the test set against every input (a bound beyond the plot at its top "
+                   "edge, its value beside it)", fontsize="small")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize="x-small", loc="best")
     return figure

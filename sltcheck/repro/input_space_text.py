@@ -33,8 +33,8 @@ def _spread_text(spread: dict[str, Any] | None, direction: str) -> str:
             f"(median {_number(spread['median'])}x)")
 
 
-HEADER = ["B", "T", "n", "test-set max", "worst over the task (certified upper)",
-          "worst over the ball (certified upper)", "bound", "trivial"]
+HEADER = ["B", "T", "n", "test-set max", "worst over the task (proved upper end)",
+          "worst over the ball (proved upper end)", "bound", "trivial"]
 
 
 def point_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -70,8 +70,9 @@ def sentences(summary: dict[str, Any]) -> list[str]:
 
 def _run_lines(summary: dict[str, Any], plot: str | None) -> list[str]:
     config = summary["config"]
-    lines = [f"`{summary['_source']}` (mode {config['mode']}, {config['sources']} sources per point, "
-             f"{_minutes(summary.get('source_seconds'))} of sources on this machine):", "",
+    lines = [f"`{summary['_source']}` (mode {config['mode']}, {config['sources']} sources per point; "
+             f"{_minutes(summary.get('wall_seconds'))} wall, {_minutes(summary.get('source_seconds'))} of "
+             "sources on this machine):", "",
              "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(row) + " |" for row in point_rows(summary)]
     lines += ["", *(f"- {line}" for line in sentences(summary))]
