@@ -32,7 +32,11 @@ CASES = [
     ("mul", lambda a, b: a * b, lambda a, b: a * b, (-3.0, 3.0)),
     ("div", lambda a, b: a / b, lambda a, b: a / b, (0.1, 3.0)),
     ("exp", lambda a, b: ia.exp(a), lambda a, b: mpmath.exp(a), (-30.0, 30.0)),
+    ("exp-extremes", lambda a, b: ia.exp(a), lambda a, b: mpmath.exp(a), (-745.0, 709.0)),
+    ("exp-reduction", lambda a, b: ia.exp(a), lambda a, b: mpmath.exp(a), (-0.36, 0.36)),
     ("expm1", lambda a, b: ia.expm1(a), lambda a, b: mpmath.expm1(a), (-1e-6, 1e-6)),
+    ("expm1-wide", lambda a, b: ia.expm1(a), lambda a, b: mpmath.expm1(a), (-2.0, 2.0)),
+    ("log", lambda a, b: ia.log(a), lambda a, b: mpmath.log(a), (1e-3, 1e3)),
     ("cos", lambda a, b: ia.cos(a), lambda a, b: mpmath.cos(a), (-200.0, 200.0)),
     ("sin", lambda a, b: ia.sin(a), lambda a, b: mpmath.sin(a), (-200.0, 200.0)),
     ("square", lambda a, b: ia.square(a), lambda a, b: a * a, (-2.0, 2.0)),
@@ -64,6 +68,22 @@ def test_inward_rounding_is_caught(monkeypatch):
     monkeypatch.setattr(ia, "_down", lambda x: np.nextafter(x, np.inf))
     monkeypatch.setattr(ia, "_up", lambda x: np.nextafter(x, -np.inf))
     assert not _contained(lambda a, b: a * b, lambda a, b: a * b, (-3.0, 3.0))
+
+
+def test_a_truncated_taylor_polynomial_is_caught(monkeypatch):
+    """The mutant: exp's polynomial cut to degree 6 with the remainder of degree 14 kept; containment refutes it."""
+    monkeypatch.setattr(ia, "_DEGREE", 6)
+    assert not _contained(lambda a, b: ia.exp(a), lambda a, b: mpmath.exp(a), (-0.36, 0.36))
+
+
+def test_exp_needs_no_libm_and_stays_tight():
+    """exp's ends come from +, -, x alone (numpy's exp is never called), within 1e-12 of the value."""
+    x = np.linspace(-40.0, 40.0, 1001)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ia.np, "exp", None)
+        patch.setattr(ia.np, "expm1", None)
+        enclosed = ia.exp(Intervals(x))
+    assert np.all((enclosed.hi - enclosed.lo) <= 1e-12 * enclosed.hi)
 
 
 def test_sums_round_every_addition_outward():

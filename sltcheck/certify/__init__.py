@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from sltcheck import CallablePackage
 from sltcheck.certify.arguments import Argument
 from sltcheck.numerics.balls import Backend
@@ -91,14 +93,41 @@ class Family:
     # half) or "best" (every dimension's halves enclosed, the pair whose larger upper is least kept:
     # dimensions times the cost, for families whose enclosure hardly depends on some dimensions)
     split: str = "widest"
+    # whether ``enclose`` and ``feasibility`` run on the ``arrays`` backend (a batch of boxes at once: no
+    # Python branching on an enclosure's ends; :func:`feasibility_state` for the state); such a family is
+    # certified on it by default
+    vectorised: bool = False
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        if self.vectorised and (self.arguments or self.split != "widest"):
+            raise ValueError(f"family {self.key}: a vectorised family has no arguments and splits the widest "
+                             "dimension (its boxes are enclosed in batches)")
 
     @property
     def key(self) -> str:
         return f"{self.statement}/{self.name}/{self.variant}"
+
+
+def feasibility_state(outside: Any, straddles: Any) -> Any:
+    """A feasibility's answer from whether the box lies outside and whether it straddles: one of
+    INSIDE, OUTSIDE, STRADDLES (an array of them where the flags are arrays: a batch of boxes)."""
+    state = np.where(outside, OUTSIDE, np.where(straddles, STRADDLES, INSIDE))
+    return state.item() if state.ndim == 0 else state
+
+
+def default_backend(family: Family, requested: str | None) -> str:
+    """The backend a family's boxes are enclosed on: ``requested`` (refused where a family cannot run on
+    it), else ``arrays`` for a vectorised family and the default scalar backend for the others."""
+    from sltcheck.numerics.balls import backend
+
+    if requested == "arrays" and not family.vectorised:
+        raise ValueError(f"backend 'arrays' encloses only vectorised families; {family.key} is not one "
+                         "(give --backend arb or mpmath, or leave it out)")
+    if requested is not None:
+        return requested
+    return "arrays" if family.vectorised else backend(None).name
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sltcheck.certify import Family
-from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, root, split
+from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, root, split_all
 from sltcheck.certify.seeds import (
     SEARCH_BUDGET,
     SEARCH_SEEDS,
@@ -35,17 +35,24 @@ from sltcheck.schema import SCHEMA_VERSION
 
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
+# the arrays backend encloses a task's boxes in one batch: larger rounds and tasks
+BATCH_ARRAYS, CHUNK_ARRAYS = 4096, 2048
 PROGRESS_EVERY = 5.0  # seconds between progress rows
 # The climb that follows every rise of the lower bound: a compass search of the family's own point
 # ratio (rigorous at each point) from the best point, at most this many evaluations.
 CLIMB_EVALUATIONS = 400
 CLIMB_FIRST_STEP = 0.125  # of the family's width in each dimension; halved until CLIMB_LAST_STEP
 CLIMB_LAST_STEP = 2.0 ** -20
+# Open boxes proved <= 1 stay open only to narrow the supremum's bracket; past this many open boxes a
+# child proved <= 1 is closed at once (its upper still counts in the bracket: sound, only less narrow),
+# so a long run's memory and boxes.sqlite stay bounded (~50 MB a family). Boxes above 1 are always kept.
+MAX_OPEN = 200_000
 
 
 def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
               lower: bool = True) -> list[BoxResult]:
-    tasks = [(f"{i:06d}", (boxes[i:i + CHUNK],)) for i in range(0, len(boxes), CHUNK)]
+    chunk = CHUNK_ARRAYS if backend_name == "arrays" else CHUNK
+    tasks = [(f"{i:06d}", (boxes[i:i + chunk],)) for i in range(0, len(boxes), chunk)]
     found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name, lower), tasks))
     return [r for k, _ in tasks for r in found[k]]
 
@@ -167,19 +174,19 @@ def _round(family: Family, options: CertifyOptions, executor: Executor, state: S
            heap: list[Item]) -> tuple[list[int], list[Added]]:
     """One round: pop the open boxes with the largest uppers, split and enclose them, raise the
     lower bound, keep or close each child. Returns the open boxes removed (seqs) and added."""
-    popped, removed = _pop(state, heap, options.tolerance)
+    popped, removed = _pop(state, heap, options.tolerance, BATCH_ARRAYS if options.backend_name == "arrays" else BATCH)
     children, results = _children(executor, family, options.backend_name, popped)
     state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
     _raise_lower(family, state, results, options)
     return removed, _keep_or_close(state, heap, children, results, options.tolerance)
 
 
-def _pop(state: State, heap: list[Item], tolerance: float) -> tuple[list[Item], list[int]]:
-    """Up to BATCH open boxes, largest upper first, to split; a popped box the lower bound already
+def _pop(state: State, heap: list[Item], tolerance: float, batch: int) -> tuple[list[Item], list[int]]:
+    """Up to ``batch`` open boxes, largest upper first, to split; a popped box the lower bound already
     settles (within ``tolerance``) is closed instead. Returns the boxes to split and every popped seq."""
     popped: list[Item] = []
     removed: list[int] = []
-    while heap and len(popped) < BATCH:
+    while heap and len(popped) < batch:
         item = heapq.heappop(heap)
         removed.append(item[1])
         if closable(-item[0], state.best_lower, tolerance):
@@ -209,7 +216,7 @@ def _keep_or_close(state: State, heap: list[Item], children: list[tuple[Box, flo
     for (box, volume), result in zip(children, results, strict=True):
         if result.state == "outside":
             state.outside_volume += volume
-        elif closable(result.upper, state.best_lower, tolerance):
+        elif closable(result.upper, state.best_lower, tolerance) or (result.upper <= 1.0 and len(heap) >= MAX_OPEN):
             _close(state, result.upper, volume, result.argument)
         else:
             added.append((state.seq, box, result.upper, volume, result.argument))
@@ -239,7 +246,8 @@ def _children(executor: Executor, family: Family, backend_name: str,
     "best") across the dimension whose larger half's upper is least (then the smaller half's), every
     dimension's halves enclosed to choose (ties: the earlier dimension)."""
     if family.split == "widest":
-        children = [(child, item[3] / 2) for item in popped for child in split(family, item[2])]
+        halves_in_order = split_all(family, [item[2] for item in popped])
+        children = [(child, popped[index // 2][3] / 2) for index, child in enumerate(halves_in_order)]
         return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
     axes = range(len(family.dimensions))
     trials = [half for item in popped for axis in axes for half in halves(item[2], axis)]
@@ -265,7 +273,7 @@ def _snap(family: Family, state: State, backend_name: str) -> None:
     from sltcheck.certify.bnb import point_ratio
     from sltcheck.numerics.balls import backend
 
-    arith = backend(backend_name)
+    arith = backend(backend_name).scalar
     assert state.best_point is not None
     improved = True
     while improved:
@@ -289,7 +297,7 @@ def _climb(family: Family, state: State, backend_name: str) -> None:
     from sltcheck.certify.bnb import point_ratio
     from sltcheck.numerics.balls import backend
 
-    arith = backend(backend_name)
+    arith = backend(backend_name).scalar
     assert state.best_point is not None
     widths = [d.high - d.low for d in family.dimensions]
     step, spent, moved = CLIMB_FIRST_STEP, 0, False

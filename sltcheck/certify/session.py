@@ -21,8 +21,9 @@ class CertifyConfig:
 
     ``only``: statements; ``family``: families by name (``d1-T2``) or key (``lemma13/d1-T4/as-stated``);
     ``budget``: seconds per family in this run; ``rounds``: stop each family after that many rounds in
-    all (a result that does not depend on speed); ``backend``: ``arb`` or ``mpmath`` (default arb where
-    python-flint is installed); ``tolerance``: the relative gap of the supremum's bracket at which a
+    all (a result that does not depend on speed); ``backend``: ``arb``, ``mpmath`` or ``arrays`` (default:
+    ``arrays`` for the vectorised families, arb where python-flint is installed for the others;
+    :func:`sltcheck.certify.default_backend`); ``tolerance``: the relative gap of the supremum's bracket at which a
     family stops; ``search``, ``climb``: seed a fresh family's lower bound with the worst-case search,
     climb it after each rise; ``seeds``: statement -> instances that seed the lower bounds; ``workers``,
     ``scheduler``, ``cluster``: where the boxes are enclosed (:func:`sltcheck.executors.make_executor`).
@@ -55,8 +56,8 @@ class CertifyConfig:
             raise ValueError(f"rounds: must be an integer >= 1 or None, got {self.rounds!r}")
         if not (isinstance(self.tolerance, int | float) and 0 < self.tolerance < 1):
             raise ValueError(f"tolerance: must be a number in (0, 1), got {self.tolerance!r}")
-        if self.backend not in (None, "arb", "mpmath"):
-            raise ValueError(f"backend: must be 'arb', 'mpmath' or None, got {self.backend!r}")
+        if self.backend not in (None, "arb", "mpmath", "arrays"):
+            raise ValueError(f"backend: must be 'arb', 'mpmath', 'arrays' or None, got {self.backend!r}")
         if self.cluster not in (None, "local"):
             raise ValueError(f"cluster: must be 'local' or None, got {self.cluster!r}")
         if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
@@ -78,6 +79,7 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
     (this run's families and those an earlier run in the same directory finished), with ``this_run``
     (the keys of this run's families) and ``enclosed`` (where the boxes were enclosed). ``report``, if
     given, gets one line per progress step."""
+    from sltcheck.certify import default_backend
     from sltcheck.certify.run import certify_family
     from sltcheck.certify.store import Store
     from sltcheck.executors import InProcessExecutor, make_executor
@@ -85,7 +87,8 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
     from sltcheck.rundir import DirectoryLock, ensure_writable_directory
 
     chosen = config.families()
-    arith = backend(config.backend)
+    names = {family.key: default_backend(family, config.backend) for family in chosen}  # refused before any work
+    arith = backend(None if config.backend == "arrays" else config.backend)  # the points' (and the file's default)
     entries: list[dict[str, Any]] = []
     with make_executor(config.workers, config.scheduler, config.cluster) as executor:
         executor.connect()  # an unreachable scheduler is refused before anything is written
@@ -98,7 +101,7 @@ def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> d
             try:
                 earlier = earlier_families(out, store)  # checked before any work
                 for family in chosen:
-                    entry = certify_family(family, store, backend_name=arith.name, budget=config.budget,
+                    entry = certify_family(family, store, backend_name=names[family.key], budget=config.budget,
                                            seeds=config.seeds.get(family.statement, []),
                                            tolerance=config.tolerance, executor=executor, report=report,
                                            rounds=config.rounds, search=config.search, climb=config.climb)

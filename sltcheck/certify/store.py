@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import sqlite3
+import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ class Store:
 
         self.path = path
         self._hashes: dict[str, dict[int, int]] = {}  # key -> open box seq -> its row hash
+        self._sums: dict[str, int] = {}  # key -> the sum of its open boxes' row hashes (kept, not re-summed)
         self._digest: dict[str, str] = {}
         self._resumed: dict[str, dict[str, Any]] = {}
         try:
@@ -120,7 +122,7 @@ class Store:
         if row is None:
             if rows:
                 raise self._damaged(key, f"has {len(rows)} open boxes but no row of its own (rows deleted?)")
-            self._hashes[key], self._digest[key] = {}, ""
+            self._hashes[key], self._digest[key], self._sums[key] = {}, "", 0
             return None
         config_text, state_text, digest = row
         try:
@@ -140,10 +142,10 @@ class Store:
             raise self._damaged(key, f"has no digest (found {digest!r}): its rows were edited, or written by an "
                                      "sltcheck before digests, and cannot be verified")
         previous, _, recorded = digest.partition(":")
-        if _family_digest(previous, config_text, state_text, hashes) != recorded:
+        if _family_digest(previous, config_text, state_text, sum(hashes.values())) != recorded:
             raise self._damaged(key, "does not match the digest written with its open boxes and state (rows "
                                      "deleted or edited)")
-        self._hashes[key], self._digest[key] = hashes, recorded
+        self._hashes[key], self._digest[key], self._sums[key] = hashes, recorded, sum(hashes.values())
         return recorded_config, state, opened
 
     def save(self, key: str, config: dict[str, Any], state: State, removed: list[int],
@@ -151,14 +153,16 @@ class Store:
         from sltcheck.rundir import store_error
 
         hashes = self._hashes.setdefault(key, {})
-        rows = [(key, s, json.dumps([*b, a]), u, v) for s, b, u, v, a in added]
+        total = self._sums.get(key, 0)
+        rows = [(key, s, _encode(b, a), u, v) for s, b, u, v, a in added]
         for seq in removed:
-            hashes.pop(seq, None)
+            total -= hashes.pop(seq, 0)
         for _, seq, text, upper, volume in rows:
             hashes[seq] = _row_hash(seq, text, upper, volume)
+            total += hashes[seq]
         config_text, state_text = json.dumps(config), json.dumps(asdict(state), allow_nan=True)
         previous = self._digest.get(key, "")
-        digest = _family_digest(previous, config_text, state_text, hashes)
+        digest = _family_digest(previous, config_text, state_text, total)
         try:
             with self.db:
                 self.db.execute("INSERT OR REPLACE INTO family VALUES (?, ?, ?, ?)",
@@ -167,7 +171,7 @@ class Store:
                 self.db.executemany("INSERT INTO box VALUES (?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as error:
             raise store_error(error, self.path, "box store") from None
-        self._digest[key] = digest
+        self._digest[key], self._sums[key] = digest, total
 
     def provenance(self, key: str) -> dict[str, Any] | None:
         """Where a resumed family's proof comes from: the store it resumed from at which round, and
@@ -182,17 +186,36 @@ STORE_VERSION = 1
 VOLUME_SLACK = 1e-9  # the volumes are dyadic fractions summed in float64: exact far below this
 
 
-def _row_hash(seq: int, text: str, upper: float, volume: float) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seq}|{text}|{upper!r}|{volume!r}".encode()).digest(), "big")
+def _row_hash(seq: int, box: str | bytes, upper: float, volume: float) -> int:
+    if isinstance(box, bytes):
+        text = b"%d|%s|%r|%r" % (seq, box, upper, volume)
+    else:
+        text = f"{seq}|{box}|{upper!r}|{volume!r}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest(), "big")
 
 
-def _family_digest(previous: str, config_text: str, state_text: str, hashes: dict[int, int]) -> str:
+def _family_digest(previous: str, config_text: str, state_text: str, hashes: int) -> str:
     """The round's digest: the previous round's, the configuration, the State and the open boxes (the
     sum of their row hashes mod 2^256: independent of their order, updated row by row)."""
-    boxes = sum(hashes.values()) % 2**256
+    boxes = hashes % 2**256
     return hashlib.sha256(f"{previous}\n{config_text}\n{state_text}\n{boxes:064x}".encode()).hexdigest()
 
 
-def _decode(text: str) -> tuple[Box, str | None]:
-    lows, highs, argument = json.loads(text)
+def _encode(box: Box, argument: str | None) -> str | bytes:
+    """A box as its row stores it: without an argument, its lows then highs as little-endian float64
+    (a BLOB: the store's hot path); with one, the JSON [lows, highs, argument]."""
+    lows, highs = box
+    if argument is None:
+        return struct.pack(f"<{2 * len(lows)}d", *lows, *highs)
+    return json.dumps([list(lows), list(highs), argument])
+
+
+def _decode(stored: str | bytes) -> tuple[Box, str | None]:
+    if isinstance(stored, bytes):
+        if len(stored) % 16:
+            raise ValueError(f"a box of {len(stored)} bytes (not pairs of float64)")
+        ends = struct.unpack(f"<{len(stored) // 8}d", stored)
+        half = len(ends) // 2
+        return (ends[:half], ends[half:]), None
+    lows, highs, argument = json.loads(stored)
     return (tuple(lows), tuple(highs)), argument

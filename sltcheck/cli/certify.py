@@ -1,7 +1,7 @@
 """``sltcheck certify``: prove "held" (or a counterexample) over whole families of instances.
 
     sltcheck certify [--only NAME ...] [--family NAME ...] [--budget SECONDS] [--rounds N] [--out DIR]
-                     [--backend arb|mpmath] [--tolerance T] [--workers N] [--cluster local | --scheduler ADDR]
+                     [--backend arb|mpmath|arrays] [--tolerance T] [--workers N] [--cluster local | --scheduler ADDR]
                      [--findings FILE] [--seeds FILE] [--no-search] [--no-climb] [--list]
 
 Runs the interval branch-and-bound (:mod:`sltcheck.certify`) on each selected family for at most
@@ -54,9 +54,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop each family after N rounds in all (a result that does not depend on speed)")
     parser.add_argument("--out", type=OUT_DIRECTORY, default="runs/certify",
                         help="run directory (resumed if it exists)")
-    parser.add_argument("--backend", choices=("arb", "mpmath"), default=None,
-                        help="enclosures: arb (python-flint, sltcheck[certify]) or mpmath.iv "
-                             "(default: arb if installed)")
+    parser.add_argument("--backend", choices=("arb", "mpmath", "arrays"), default=None,
+                        help="enclosures: arb (python-flint, sltcheck[certify]), mpmath.iv, or arrays (numpy "
+                             "intervals, thousands of boxes at once; vectorised families only) (default: "
+                             "arrays for the vectorised families, else arb if installed)")
     parser.add_argument("--tolerance", type=Number(0, 1, low_open=True, high_open=True), default=0.01,
                         help="relative gap of the supremum's bracket at which a family stops (default 0.01)")
     parser.add_argument("--findings", metavar="FILE", type=INPUT_FILE,
@@ -163,12 +164,13 @@ def run(args: argparse.Namespace) -> int:
         validate(args)
     if args.list:
         for family in args.chosen:
-            print(f"{family.key:<28} {family.expected or '-':<15} {family.description}")
+            print(f"{family.key:<28} {family.expected or '-':<15} {'arrays' if family.vectorised else '':<7} "
+                  f"{family.description}")
         return 0
     began = time.perf_counter()
     config = session.CertifyConfig(
         only=tuple(args.only or ()), family=tuple(args.family or ()), budget=args.budget, rounds=args.rounds,
-        out=args.out, backend=args.arith.name, tolerance=args.tolerance, search=not args.no_search,
+        out=args.out, backend=args.backend, tolerance=args.tolerance, search=not args.no_search,
         climb=not args.no_climb, seeds=args.seed_instances, workers=args.workers, scheduler=args.scheduler,
         cluster=args.cluster)
     data = session.run(config, report=None if args.quiet else print)

@@ -32,6 +32,9 @@ import mpmath
 from mpmath import iv
 
 BACKENDS = ("arb", "mpmath")
+# the backends of the branch-and-bound's boxes: the two above, and "arrays" (thousands of boxes at once,
+# sltcheck.numerics.array_backend; its points go to the scalar backend)
+BOX_BACKENDS = (*BACKENDS, "arrays")
 
 
 def _down(value: float) -> float:
@@ -46,6 +49,11 @@ class Backend:
     """The operations the families use; numbers are the backend's own (arb or mpmath.iv.mpf)."""
 
     name = "backend"
+
+    @property
+    def scalar(self) -> Backend:
+        """The backend of single points (the lower bounds, the climb): this one, but for ``arrays``."""
+        return self
 
     def interval(self, low: float, high: float) -> Any:
         """A number containing every real in [low, high] (float ends, taken exactly)."""
@@ -289,7 +297,12 @@ def arb_available() -> bool:
 
 @functools.cache
 def backend(name: str | None = None) -> Backend:
-    """The backend called ``name`` ("arb" or "mpmath"); None: arb where python-flint imports, else mpmath."""
+    """The backend called ``name`` ("arb", "mpmath" or "arrays"); None: arb where python-flint imports, else
+    mpmath. ``arrays`` encloses many boxes at once and hands points to the default scalar backend."""
+    if name == "arrays":
+        from sltcheck.numerics.array_backend import ArrayBackend
+
+        return ArrayBackend(backend(None))
     if name is None:
         name = "arb" if arb_available() else "mpmath"
     if name == "exact":  # exact values where they are kept, arb balls elsewhere (sltcheck.numerics.exact)

@@ -4,10 +4,13 @@ An :class:`Intervals` holds two float64 arrays ``lo <= hi`` of one shape; every 
 operations produce lies between them. Each ``+ - * /`` is computed in IEEE round-to-nearest
 (error <= 1/2 ulp) and its ends are then moved one ulp outward (``np.nextafter``), which
 contains the exact result. The transcendental functions come from numpy, which documents no
-correctly rounded result: their ends are moved out by ``LIBM_RELATIVE`` (2^-40, about
-4,000 ulps: far above the few ulps numpy's and glibc's exp, expm1, cos and sin are measured
-to err by; ``tests/test_interval_arrays.py`` checks containment against mpmath). ``sqrt`` is
-correctly rounded by IEEE 754, so one ulp suffices.
+correctly rounded result, so :func:`exp`, :func:`expm1` and :func:`log` are not taken from it:
+they are evaluated from +, -, x (range reduction by an enclosed ln 2, a Taylor polynomial in
+interval Horner form, its remainder bounded), so they rest on IEEE 754 alone. Only :func:`cos` and
+:func:`sin` (the task space of the input-space brackets) take numpy's values with their ends moved out
+by ``LIBM_RELATIVE`` (2^-40, about 4,000 ulps: far above the few ulps numpy's and glibc's cos and sin
+are measured to err by; ``tests/test_interval_arrays.py`` checks containment against mpmath): a
+declared assumption. ``sqrt`` is correctly rounded by IEEE 754, so one ulp suffices.
 
 Sums are taken one term at a time (:func:`total`), never by ``np.sum``'s pairwise reduction,
 so that every addition is rounded outward. A NaN end (0 x inf, inf - inf) propagates through every
@@ -20,12 +23,12 @@ helper here (:func:`exp`, :func:`expm1`, :func:`total`, ...) takes either.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 LIBM_RELATIVE = 2.0**-40
-_TINY = 2.0**-1000  # an absolute widening that keeps zero results of libm functions honest
 
 
 # Moving an end out by 2^-51 of itself (plus the smallest normal number, for subnormal ends) is at
@@ -119,15 +122,69 @@ def _is_jet(value: Any) -> bool:
     return type(value).__name__ == "Jet"  # sltcheck.numerics.jets.Jet (which imports this module)
 
 
-def is_intervals(value: Any) -> bool:
-    return isinstance(value, Intervals)
+# exp from IEEE +, -, x alone: x = k ln 2 + r with |r| <= 0.35 (r enclosed: ln 2 between two floats), exp(r)
+# by its Taylor polynomial of degree _DEGREE evaluated by Horner's rule at r's two ends (increasing in r),
+# each moved out by _HORNER. Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. (5.3)):
+# |error| <= gamma_2n sum |c_i| |r|^i <= 2n u e^|r|, plus the rounded coefficients' u; over e^r >= e^-0.36
+# that is < 7e-15, and _HORNER = 2^-44 ~ 5.7e-14. The Taylor remainder |r|^(n+1)/(n+1)! e^|r| is added, and
+# the result scaled by 2^k (exact, but for underflow, which the outward move of _down/_up covers).
+_LN2 = float.fromhex("0x1.62e42fefa39efp-1")  # ln 2 rounded to nearest; its neighbours bracket it
+_LN2_ENDS = (float(np.nextafter(_LN2, 0.0)), float(np.nextafter(_LN2, np.inf)))
+_DEGREE = 14
+_HORNER = 2.0**-44
+_REMAINDER = 0.36 ** (_DEGREE + 1) / math.factorial(_DEGREE + 1) * 1.5  # |r| <= 0.36, e^0.36 < 1.5
+_QUOTIENT_REMAINDER = 0.36 ** _DEGREE / math.factorial(_DEGREE + 1) * 1.5  # the same for (exp(r) - 1) / r
+_COEFFICIENTS = tuple(1.0 / math.factorial(n) for n in range(_DEGREE + 1))  # int / int: correctly rounded
 
 
-def _libm(fn: Any, x: Intervals) -> Intervals:
-    """An increasing libm function over x, its ends moved out by LIBM_RELATIVE (and _TINY)."""
-    with np.errstate(over="ignore"):
-        low, high = fn(x.lo), fn(x.hi)
-    return Intervals(_down(low - np.abs(low) * LIBM_RELATIVE - _TINY), _up(high + np.abs(high) * LIBM_RELATIVE + _TINY))
+def _horner(r: np.ndarray, first: int = 0) -> np.ndarray:
+    """sum_{n >= first} r^(n - first) / n! to degree _DEGREE, in float64 (its error: see above)."""
+    p = np.full_like(r, _COEFFICIENTS[_DEGREE])
+    for n in range(_DEGREE - 1, first - 1, -1):
+        p = p * r + _COEFFICIENTS[n]
+    return p
+
+
+def _exp_points(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) with lo <= exp(x) <= hi elementwise, for float64 points x (NaN gives NaN ends)."""
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        k = np.clip(np.rint(x / _LN2), -1100.0, 1100.0)
+        k = np.where(np.isnan(k), 0.0, k)
+        r = Intervals(x) - Intervals(k) * Intervals(*_LN2_ENDS)
+        exponent = k.astype(np.int64)
+        lo = _down(np.ldexp(_horner(r.lo) * (1 - _HORNER) - _REMAINDER, exponent))
+        hi = _up(np.ldexp(_horner(r.hi) * (1 + _HORNER) + _REMAINDER, exponent))
+    largest = np.finfo(np.float64).max  # exp(x) exceeds it for x > 709.79
+    lo = np.where(x < -745.2, 0.0, np.where(x > 709.8, largest, np.minimum(np.maximum(lo, 0.0), largest)))
+    hi = np.where(x > 709.8, np.inf, np.where(x < -745.2, _FLOOR, hi))
+    return lo, hi
+
+
+def _exp_intervals(x: Intervals) -> Intervals:
+    """exp over each interval: its ends' (exp is increasing), both in one pass."""
+    lo, hi = np.broadcast_arrays(x.lo, x.hi)
+    n = lo.size
+    ends_lo, ends_hi = _exp_points(np.concatenate([lo.ravel(), hi.ravel()]))
+    return Intervals(ends_lo[:n].reshape(lo.shape), ends_hi[n:].reshape(hi.shape))
+
+
+def _expm1_intervals(x: Intervals) -> Intervals:
+    """expm1 over each interval: where an end is small, x (1/1! + x/2! + ...) (relative accuracy kept),
+    else exp - 1 rounded outward (expm1 is increasing)."""
+    lo, hi = np.broadcast_arrays(x.lo, x.hi)
+    n = lo.size
+    ends = np.concatenate([lo.ravel(), hi.ravel()])
+    small = np.abs(ends) <= 0.34
+    e_lo, e_hi = _exp_points(ends)
+    big = Intervals(e_lo, e_hi) - 1.0
+    t = np.where(small, ends, 0.0)
+    with np.errstate(under="ignore"):
+        q = _horner(t, first=1)  # (exp(t) - 1) / t, in [0.85, 1.2]: its Horner error is as exp's
+        quotient = Intervals(q * (1 - _HORNER) - _QUOTIENT_REMAINDER, q * (1 + _HORNER) + _QUOTIENT_REMAINDER)
+        small_values = quotient * Intervals(t)
+    low = np.where(small, small_values.lo, big.lo)
+    high = np.where(small, small_values.hi, big.hi)
+    return Intervals(np.maximum(low[:n], -1.0).reshape(lo.shape), high[n:].reshape(hi.shape))
 
 
 def exp(x: Any) -> Any:
@@ -136,8 +193,7 @@ def exp(x: Any) -> Any:
 
         return jets.exp(x)
     if isinstance(x, Intervals):
-        result = _libm(np.exp, x)
-        return Intervals(np.maximum(result.lo, 0.0), result.hi)
+        return _exp_intervals(x)
     return np.exp(x)
 
 
@@ -147,9 +203,26 @@ def expm1(x: Any) -> Any:
 
         return jets.expm1(x)
     if isinstance(x, Intervals):
-        result = _libm(np.expm1, x)
-        return Intervals(np.maximum(result.lo, -1.0), result.hi)
+        return _expm1_intervals(x)
     return np.expm1(x)
+
+
+def log(x: Any) -> Any:
+    """log over intervals of positive numbers: numpy's value at each end, moved out by a step that
+    doubles until the rigorous exp confirms it (exp(lo) <= x.lo, exp(hi) >= x.hi); an end <= 0 gives -inf."""
+    if not isinstance(x, Intervals):
+        return np.log(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low, high = np.log(np.maximum(x.lo, 0.0)), np.log(x.hi)
+    step_low, step_high = (np.abs(low) + 1.0) * 2.0**-50, (np.abs(high) + 1.0) * 2.0**-50
+    for _ in range(64):
+        below = np.isfinite(low) & (_exp_points(low)[1] > x.lo)
+        above = np.isfinite(high) & (_exp_points(high)[0] < x.hi)
+        if not (below.any() or above.any()):
+            return Intervals(low, high)
+        low, step_low = np.where(below, low - step_low, low), np.where(below, 2 * step_low, step_low)
+        high, step_high = np.where(above, high + step_high, high), np.where(above, 2 * step_high, step_high)
+    raise ArithmeticError("log: the enclosure of numpy's log could not be confirmed in 64 steps")
 
 
 def square(x: Any) -> Any:
@@ -226,13 +299,6 @@ def upper_ends(x: Any) -> np.ndarray:
     return np.where(np.isnan(high), np.inf, high)
 
 
-def absolute_max(x: Any) -> np.ndarray:
-    """max |x| over each interval (the value itself for floats)."""
-    if isinstance(x, Intervals):
-        return np.maximum(np.abs(x.lo), np.abs(x.hi))
-    return np.abs(x)
-
-
 def _periodic_extreme(x: Intervals, offset: float) -> np.ndarray:
     """Whether [lo, hi] (widened) contains offset + 2 pi k for some integer k."""
     two_pi = 2 * np.pi
@@ -289,10 +355,3 @@ def contract(a: Any, b: Any) -> Any:
     for index in range(1, k):
         result = result + a[..., index, None] * b[index]
     return result
-
-
-def hull_of(values: np.ndarray, widen: float = 0.0) -> Intervals:
-    """Point values as intervals, each widened by ``widen`` relative (for inputs known to that accuracy)."""
-    values = np.asarray(values, dtype=np.float64)
-    margin = np.abs(values) * widen
-    return Intervals(_down(values - margin), _up(values + margin))

@@ -40,6 +40,7 @@ from sltcheck.statements.lemma12.token_families import (
     ALPHA_HIGH,
     LOG_EPS_HIGH,
     LOG_EPS_LOW,
+    derivative_parts,
     direction_shift,
     directions,
     epsilon,
@@ -75,8 +76,9 @@ def enclosure(with_block: bool, factor: float, eps_weight: float,
         # with the values free, s -> -s is x -> -x (u_1 >= 0 leaves room either way); at +-alpha exactly the
         # clipping tells the two apart, so every sign is enumerated
         signs = directions(2) if free else [(s1, s2) for s1 in (1.0, -1.0) for s2 in (1.0, -1.0)]
+        parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), 2, weights)
         return [(shift, over_eps) for s in signs
-                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, weights)) is not None]
+                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, weights, parts)) is not None]
 
     return enclose
 
@@ -150,7 +152,7 @@ def fraction_families(statement: str, with_block: bool, variants: dict[str, tupl
                     f"{'' if free else ' at +-alpha'} at any fraction in "
                     f"[1/{LONGEST}, 1 - 1/{LONGEST}] (any T), full mask, alpha in [1, {ALPHA_HIGH}], "
                     f"eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
-        expected=(expected or {}).get(variant, "held"), known_supremum=(known or {}).get(variant))
+        expected=(expected or {}).get(variant, "held"), known_supremum=(known or {}).get(variant), vectorised=True)
         for free in (True, False) for variant, (factor, eps_weight) in variants.items()]
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from sltcheck.certify import INSIDE, OUTSIDE, STRADDLES, Dimension, Family, Ratio
+from sltcheck.certify import Dimension, Family, Ratio, feasibility_state
 from sltcheck.numerics.balls import Backend
 
 Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
@@ -62,19 +62,10 @@ def _ln10(arith: Backend) -> Any:
     return arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
 
 
-def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[Any], spread: Any,
-                         weights: Sequence[Any] | None = None) -> Any:
-    """The derivative of Attn(x_1; X) = sum_k sigma_k x_k, sigma = softmax(a x_1 x_k) (W_V W_O = 1),
-    along s, at every X with x_k in alpha u_k + eps ``spread`` (the points of the segments):
-
-        sum_k sigma_k s_k + a sum_{k<j} sigma_k sigma_j (x_k - x_j) (s_1 (x_k - x_j) + x_1 (s_k - s_j)),
-
-    (sigma_k' = sigma_k (z_k' - sum_j sigma_j z_j'), z_k = a x_1 x_k), written so that each
-    difference x_k - x_j = alpha (u_k - u_j) + eps (spread - spread) and each
-    sigma_k = 1 / (1 + sum_{m != k} exp(a x_1 (x_m - x_k))) is enclosed on its own. ``weights`` (token k
-    counted n_k times, :mod:`sltcheck.harness.sequence`): sigma_k = 1 / (1 + sum_{m != k} (n_m / n_k)
-    exp(a x_1 (x_m - x_k))), the same formula for the weighted softmax."""
-    T = len(s)
+def derivative_parts(arith: Backend, values: dict[str, Any], eps: Any, spread: Any, T: int,
+                     weights: Sequence[Any] | None = None) -> tuple[Any, list[Any], dict[tuple[int, int], Any]]:
+    """What :func:`attention_derivative` shares between directions: x_1, the softmax sigma and, per pair
+    k < j, (x_k - x_j, a sigma_k sigma_j (x_k - x_j)), at every X with x_k in alpha u_k + eps ``spread``."""
     alpha, a = values["alpha"], values["a"]
     u = [values[f"u{k}"] for k in range(1, T + 1)]
     x1 = alpha * u[0] + eps * spread
@@ -89,19 +80,41 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
         logs = [arith.log(n) for n in weights]
         sigma = [1 / (1 + sum((arith.increasing(arith.exp, a * x1 * diff(m, k) + logs[m] - logs[k])
                                 for m in range(T) if m != k), 0)) for k in range(T)]
-    total = s[0] + sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0)
+    pairs = {}
     for k in range(T):
         for j in range(k + 1, T):
             d = diff(k, j)
-            total = total + a * sigma[k] * sigma[j] * d * (s[0] * d + x1 * (s[k] - s[j]))
+            pairs[k, j] = (d, a * sigma[k] * sigma[j] * d)
+    return x1, sigma, pairs
+
+
+def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[Any], spread: Any,
+                         weights: Sequence[Any] | None = None, parts: Any = None) -> Any:
+    """The derivative of Attn(x_1; X) = sum_k sigma_k x_k, sigma = softmax(a x_1 x_k) (W_V W_O = 1),
+    along s, at every X with x_k in alpha u_k + eps ``spread`` (the points of the segments):
+
+        sum_k sigma_k s_k + a sum_{k<j} sigma_k sigma_j (x_k - x_j) (s_1 (x_k - x_j) + x_1 (s_k - s_j)),
+
+    (sigma_k' = sigma_k (z_k' - sum_j sigma_j z_j'), z_k = a x_1 x_k), written so that each
+    difference x_k - x_j = alpha (u_k - u_j) + eps (spread - spread) and each
+    sigma_k = 1 / (1 + sum_{m != k} exp(a x_1 (x_m - x_k))) is enclosed on its own. ``weights`` (token k
+    counted n_k times, :mod:`sltcheck.harness.sequence`): sigma_k = 1 / (1 + sum_{m != k} (n_m / n_k)
+    exp(a x_1 (x_m - x_k))), the same formula for the weighted softmax. ``parts``: what
+    :func:`derivative_parts` gives at the same ``spread`` (computed once for every direction of a box)."""
+    T = len(s)
+    x1, sigma, pairs = parts if parts is not None else derivative_parts(arith, values, eps, spread, T, weights)
+    total = s[0] + sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0)
+    for (k, j), (d, scale) in pairs.items():
+        total = total + scale * (s[0] * d + x1 * (s[k] - s[j]))
     return total
 
 
 def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float], is_point: bool,
-                    with_block: bool, weights: Sequence[Any] | None = None) -> Any:
+                    with_block: bool, weights: Sequence[Any] | None = None, parts: Any = None) -> Any:
     """The derivative of the output (the attention's, or the block's with ``with_block``) along the
     vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
-    the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own."""
+    the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own.
+    ``parts``: over a box, :func:`derivative_parts` at spread [-1, 1] (shared by every direction)."""
     if is_point:
         moved = clipped(arith, values, eps, s)
         if moved is None:
@@ -109,7 +122,7 @@ def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequenc
         sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
     else:
         sv, spread = list(s), arith.interval(-1.0, 1.0)
-    shift = attention_derivative(arith, values, eps, sv, spread, weights)
+    shift = attention_derivative(arith, values, eps, sv, spread, weights, None if is_point else parts)
     return 2 * (shift + sv[0]) if with_block else shift
 
 
@@ -136,8 +149,9 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
         eps, alpha = epsilon(arith, values["log10_eps"]), values["alpha"]
         is_point = all(arith.is_point(v) for v in values.values())
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
+        parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), T)
         return [(shift, over_eps) for s in directions(T)
-                if (shift := direction_shift(arith, values, eps, s, is_point, with_block)) is not None]
+                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, parts=parts)) is not None]
 
     return enclose
 
@@ -145,15 +159,14 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
 def feasibility(T: int) -> Callable[[Backend, dict[str, Any]], str]:
     """Tokens 2..T are exchangeable (with the full mask and every s enumerated): u_2 <= ... <= u_T."""
 
-    def state(arith: Backend, values: dict[str, Any]) -> str:
-        result = INSIDE
+    def state(arith: Backend, values: dict[str, Any]) -> Any:
+        outside: Any = False
+        straddles: Any = False
         for k in range(2, T):
             left, right = values[f"u{k}"], values[f"u{k + 1}"]
-            if arith.lower(left) > arith.upper(right):
-                return OUTSIDE
-            if arith.upper(left) > arith.lower(right):
-                result = STRADDLES
-        return result
+            outside = outside | (arith.lower(left) > arith.upper(right))
+            straddles = straddles | (arith.upper(left) > arith.lower(right))
+        return feasibility_state(outside, straddles)
 
     return state
 
@@ -235,6 +248,7 @@ def families(statement: str, with_block: bool, variants: dict[str, tuple[float, 
                 search_fixed=search_fixed(T, with_block),
                 description=f"d = H = 1{', L = 1' if with_block else ''}, T = {T}, full mask, alpha in "
                             f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
-                expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held"))
+                expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held",
+                vectorised=True))
     return out
 
