@@ -132,8 +132,9 @@ def test_box_rows_read_back_exactly(box: Any, argument: str | None) -> None:
 
 @pytest.mark.lemma12
 def test_open_boxes_proved_below_one_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past MAX_OPEN open boxes a child proved <= 1 is closed: the store stays bounded, the verdict and the
-    bracket stay sound (the closed boxes' uppers count in it)."""
+    """Past MAX_OPEN open boxes those proved <= 1 with the least uppers are closed: the store stays bounded, the
+    verdict and the bracket stay sound (the closed boxes' uppers count in it) and the bracket is not pushed
+    up to 1."""
     from sltcheck.certify import run
 
     capped_at = 300
@@ -143,4 +144,85 @@ def test_open_boxes_proved_below_one_are_capped(tmp_path: Path, monkeypatch: pyt
     assert entry["verdict"] == "held"
     assert entry["open_boxes"] <= capped_at + 2 * run.BATCH_ARRAYS
     assert entry["sup_upper"] >= entry["sup_lower"] > 0
+    assert entry["sup_upper"] < 0.9  # the closed boxes are the least: the bracket stays near the free run's
     assert free["open_boxes"] > entry["open_boxes"]
+
+
+@pytest.mark.theorem14
+def test_theorem14s_known_false_family_is_a_counterexample_on_arrays(tmp_path: Path) -> None:
+    """The mutant ``lipschitz-one`` (no Lemma 13 amplification), now enclosed in batches: still refuted, by an
+    instance the statement's own interval evaluation decides."""
+    entry = _run("theorem14/B2-d1-T2/lipschitz-one", tmp_path / "boxes.sqlite", rounds=6)
+    assert entry["verdict"] == "counterexample"
+    assert entry["counterexample"]["certified_ratio"][0] > 1
+
+
+@pytest.mark.parametrize("key", ["lemma12/plane-T2/as-stated", "lemma13/plane-T2/as-stated",
+                                 "lemma13/plane-T2/as-proven"])
+def test_the_plane_familys_point_ratio_is_the_statements_own(key: str) -> None:
+    """d1 = 2: the family's ratio at a point (arb, the first row's change at the instance's W_V, W_O, W) against
+    the statement's interval evaluation of its instance (every row), a second code path."""
+    from sltcheck.harness import interval_verdict as certified
+    from sltcheck.numerics.intervals import ends
+
+    family = families()[key]
+    rng = np.random.default_rng(RNG_SEED)
+    arb = backend("arrays").scalar
+    compared = 0
+    while compared < 6:
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        lower, choice = point_ratio(arb, family, point)
+        if lower == -np.inf:
+            continue
+        instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+        assert family.contains(instance)
+        result = certified.evaluate(family.statement, instance, family.variant)
+        (_, m_hi), (b_lo, _) = ends(result["measured"]), ends(result["bound"])
+        assert lower <= float(m_hi / b_lo) * (1 + 1e-12)  # every row's max is at least the family's row
+        assert lower == pytest.approx(_first_row_ratio(family, instance), rel=1e-9)
+        compared += 1
+
+
+def _first_row_ratio(family: Any, instance: dict[str, Any]) -> float:
+    """The first row's ||change|| over the bound by the statement's mpmath code (60 digits): the family's row."""
+    import mpmath
+
+    from sltcheck.registry import load
+    from sltcheck.statements.shared import lipschitz
+
+    X, Xp = (np.asarray(instance[key], dtype=np.float64) for key in ("X", "X_perturbed"))
+    mask, weights, rows = np.asarray(instance["mask"]), lipschitz.target(instance), np.asarray([0])
+    with mpmath.workdps(60):
+        before = lipschitz._rows_mha(X, mask, weights, rows, 60)[0]
+        after = lipschitz._rows_mha(Xp, mask, weights, rows, 60)[0]
+        if "fc_layers" in instance:  # the FC layer W = I: Blk = 2 (Attn + x)
+            before = [2 * (before[i] + mpmath.mpf(X[0, i])) for i in range(2)]
+            after = [2 * (after[i] + mpmath.mpf(Xp[0, i])) for i in range(2)]
+        change = mpmath.sqrt(sum((a - b) ** 2 for a, b in zip(after, before, strict=True)))
+        return float(change / load(family.statement).VARIANTS[family.variant](instance, 60))
+
+
+@pytest.mark.lemma12
+def test_the_plane_familys_enclosure_halved_is_caught() -> None:
+    """The mutant: the Jacobians' bound halved over every box; the midpoints' ratios refute it (and never the
+    honest bound)."""
+    from sltcheck.statements.lemma12 import plane_family
+
+    family = families()["lemma12/plane-T2/as-stated"]
+    honest = plane_family._jacobians
+
+    def halved(arith: Any, values: dict[str, Any]) -> Any:
+        total, eps = honest(arith, values)
+        return total * 0.5, eps
+
+    rng = np.random.default_rng(RNG_SEED)
+    boxes = _boxes(family, rng, 60, 1 / 64)
+    arrays = backend("arrays")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plane_family, "_jacobians", halved)
+        results = evaluate_batch(arrays, family, boxes, lower=False)
+    honest_results = evaluate_batch(arrays, family, boxes, lower=False)
+    ratios = [point_ratio(arrays.scalar, family, [(lo + hi) / 2 for lo, hi in zip(*box, strict=True)])[0]
+              for box in boxes]
+    assert all(ratio <= result.upper for ratio, result in zip(ratios, honest_results, strict=True))
+    assert any(ratio > result.upper for ratio, result in zip(ratios, results, strict=True))

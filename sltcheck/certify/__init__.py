@@ -94,16 +94,16 @@ class Family:
     # dimensions times the cost, for families whose enclosure hardly depends on some dimensions)
     split: str = "widest"
     # whether ``enclose`` and ``feasibility`` run on the ``arrays`` backend (a batch of boxes at once: no
-    # Python branching on an enclosure's ends; :func:`feasibility_state` for the state); such a family is
-    # certified on it by default
+    # Python branching on an enclosure's ends, ``Backend.where`` and numpy's maximum instead;
+    # :func:`feasibility_state` for the state); such a family is certified on it by default
     vectorised: bool = False
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
-        if self.vectorised and (self.arguments or self.split != "widest"):
-            raise ValueError(f"family {self.key}: a vectorised family has no arguments and splits the widest "
-                             "dimension (its boxes are enclosed in batches)")
+        if self.vectorised and self.arguments:
+            raise ValueError(f"family {self.key}: a vectorised family has no arguments (its boxes are enclosed "
+                             "in batches; the arguments decide one box at a time)")
 
     @property
     def key(self) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sltcheck.certify import Family
-from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, root, split_all
+from sltcheck.certify.bnb import Box, BoxResult, closable, evaluate_boxes, halves, relative_widths, root, split_all
 from sltcheck.certify.seeds import (
     SEARCH_BUDGET,
     SEARCH_SEEDS,
@@ -35,17 +35,19 @@ from sltcheck.schema import SCHEMA_VERSION
 
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
+BEST_GAIN = 1e-2  # split "best": the least relative gain in a half's upper that the chosen dimension must bring
 # the arrays backend encloses a task's boxes in one batch: larger rounds and tasks
-BATCH_ARRAYS, CHUNK_ARRAYS = 4096, 2048
+BATCH_ARRAYS, CHUNK_ARRAYS = 8192, 8192
 PROGRESS_EVERY = 5.0  # seconds between progress rows
 # The climb that follows every rise of the lower bound: a compass search of the family's own point
 # ratio (rigorous at each point) from the best point, at most this many evaluations.
 CLIMB_EVALUATIONS = 400
 CLIMB_FIRST_STEP = 0.125  # of the family's width in each dimension; halved until CLIMB_LAST_STEP
 CLIMB_LAST_STEP = 2.0 ** -20
-# Open boxes proved <= 1 stay open only to narrow the supremum's bracket; past this many open boxes a
-# child proved <= 1 is closed at once (its upper still counts in the bracket: sound, only less narrow),
-# so a long run's memory and boxes.sqlite stay bounded (~50 MB a family). Boxes above 1 are always kept.
+# Open boxes proved <= 1 stay open only to narrow the supremum's bracket; past this many open boxes the
+# ones with the least uppers (proved <= 1) are closed until a quarter of the room is free again (their
+# uppers still count in the bracket: sound, and the least of them narrow it least), so a long run's
+# memory and boxes.sqlite stay bounded (~50 MB a family). Boxes above 1 are always kept.
 MAX_OPEN = 200_000
 
 
@@ -178,7 +180,25 @@ def _round(family: Family, options: CertifyOptions, executor: Executor, state: S
     children, results = _children(executor, family, options.backend_name, popped)
     state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
     _raise_lower(family, state, results, options)
-    return removed, _keep_or_close(state, heap, children, results, options.tolerance)
+    added = _keep_or_close(state, heap, children, results, options.tolerance)
+    trimmed = _trim(state, heap)
+    stored_before = added[0][0] if added else math.inf  # the boxes below this seq were saved in earlier rounds
+    return removed + sorted(s for s in trimmed if s < stored_before), [a for a in added if a[0] not in trimmed]
+
+
+def _trim(state: State, heap: list[Item]) -> set[int]:
+    """Past MAX_OPEN open boxes, close those proved <= 1 with the least uppers until 3/4 of MAX_OPEN are
+    open (never a box above 1). Returns the seqs closed; ``heap`` is rebuilt in place."""
+    if len(heap) <= MAX_OPEN:
+        return set()
+    room = len(heap) - (3 * MAX_OPEN) // 4
+    least = sorted((item for item in heap if -item[0] <= 1.0), key=lambda item: (-item[0], item[1]))[:room]
+    for item in least:
+        _close(state, -item[0], item[3], item[4])
+    closed = {item[1] for item in least}
+    heap[:] = [item for item in heap if item[1] not in closed]
+    heapq.heapify(heap)
+    return closed
 
 
 def _pop(state: State, heap: list[Item], tolerance: float, batch: int) -> tuple[list[Item], list[int]]:
@@ -216,7 +236,7 @@ def _keep_or_close(state: State, heap: list[Item], children: list[tuple[Box, flo
     for (box, volume), result in zip(children, results, strict=True):
         if result.state == "outside":
             state.outside_volume += volume
-        elif closable(result.upper, state.best_lower, tolerance) or (result.upper <= 1.0 and len(heap) >= MAX_OPEN):
+        elif closable(result.upper, state.best_lower, tolerance):
             _close(state, result.upper, volume, result.argument)
         else:
             added.append((state.seq, box, result.upper, volume, result.argument))
@@ -244,7 +264,10 @@ def _children(executor: Executor, family: Family, backend_name: str,
               popped: list[Item]) -> tuple[list[tuple[Box, float]], list[BoxResult]]:
     """The popped boxes' halves and their results: across the widest dimension, or (``family.split``
     "best") across the dimension whose larger half's upper is least (then the smaller half's), every
-    dimension's halves enclosed to choose (ties: the earlier dimension)."""
+    dimension's halves enclosed to choose (ties: the earlier dimension); where the chosen halving lowers
+    neither half's upper by BEST_GAIN of the box's own, across the widest dimension (a greedy choice would
+    keep halving the one dimension that helps a little while the others, which help only together, stay
+    whole)."""
     if family.split == "widest":
         halves_in_order = split_all(family, [item[2] for item in popped])
         children = [(child, popped[index // 2][3] / 2) for index, child in enumerate(halves_in_order)]
@@ -256,6 +279,9 @@ def _children(executor: Executor, family: Family, backend_name: str,
     for index, item in enumerate(popped):
         pairs = [(found[2 * (index * len(axes) + axis)], found[2 * (index * len(axes) + axis) + 1]) for axis in axes]
         best = min(axes, key=lambda axis: sorted((pairs[axis][0].upper, pairs[axis][1].upper), reverse=True))
+        if min(pairs[best][0].upper, pairs[best][1].upper) > -item[0] * (1 - BEST_GAIN):
+            widths = relative_widths(family, item[2])
+            best = max(axes, key=widths.__getitem__)
         children += [(half, item[3] / 2) for half in halves(item[2], best)]
     return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
 

@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         validate(args)
     if args.list:
         for family in args.chosen:
-            print(f"{family.key:<28} {family.expected or '-':<15} {'arrays' if family.vectorised else '':<7} "
+            print(f"{family.key:<40} {family.expected or '-':<15} {'arrays' if family.vectorised else '':<7} "
                   f"{family.description}")
         return 0
     began = time.perf_counter()

@@ -78,6 +78,10 @@ class ArrayBackend(Backend):
         return Intervals(np.minimum.reduce([self.lower(v) for v in values]),
                          np.maximum.reduce([self.upper(v) for v in values]))
 
+    def where(self, condition: Any, a: Any, b: Any) -> Intervals:
+        a, b = _intervals(a), _intervals(b)
+        return Intervals(np.where(condition, a.lo, b.lo), np.where(condition, a.hi, b.hi))
+
     def intersect(self, a: Any, b: Any) -> Intervals:
         lo, hi = np.maximum(self.lower(a), self.lower(b)), np.minimum(self.upper(a), self.upper(b))
         keep = lo <= hi  # two true enclosures always meet; keep one rather than fail

@@ -103,6 +103,10 @@ class Backend:
     def hull(self, values: Sequence[Any]) -> Any:
         return self.interval(min(self.lower(v) for v in values), max(self.upper(v) for v in values))
 
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        """``a`` where ``condition`` holds, else ``b`` (elementwise on a batch of boxes)."""
+        return a if condition else b
+
     # --- exact ends, for the single-instance enclosures (sltcheck.numerics.intervals) ---------------
 
     def owns(self, x: Any) -> bool:

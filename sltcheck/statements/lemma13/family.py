@@ -9,6 +9,7 @@ the family's shape (``search_fixed``) and climbs from the best points it finds."
 from __future__ import annotations
 
 from sltcheck.statements.lemma12.fraction import fraction_families
+from sltcheck.statements.lemma12.plane_family import plane_families
 from sltcheck.statements.lemma12.token_families import families
 
 FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
@@ -17,3 +18,6 @@ FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0
 # over the fraction; as stated the family holds the counterexamples up to 25/24.
 FAMILIES += fraction_families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
                               expected={"as-stated": "counterexample"}, known={"as-proven": 25 / 48})
+# Two tokens in the plane (d1 = 2): Lemma 12's plane family with the block (W = I); both variants hold there
+# (d1 >= 2 admits at most 0.849 of the stated bound: worst_case.py)
+FAMILIES += plane_families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)})

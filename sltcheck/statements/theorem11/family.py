@@ -112,7 +112,7 @@ def errors(heads: int, axis: int, sign: Any, free: list[Any], size_of: Any) -> t
 
 
 def relu(arith: Backend, x: Any) -> Any:
-    return arith.interval(max(arith.lower(x), 0.0), max(arith.upper(x), 0.0))
+    return arith.interval(np.maximum(arith.lower(x), 0.0), np.maximum(arith.upper(x), 0.0))
 
 
 def bound_at(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any) -> Any:

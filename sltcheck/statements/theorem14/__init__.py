@@ -420,7 +420,8 @@ EDGE = 0.97  # the edge mutant sits at EDGE x SUPREMUM x the bound: refuted only
 REPAIRED_CONSTANTS = [
     {"variant": "lemma13-as-stated", "constant": None, "exact": None, "attained": False, "upper": "open",
      "where": None,
-     "why": "the chain uses Lemma 13 as stated (false by a factor up to 25/24); no proof that it holds"},
+     "why": "the chain uses Lemma 13 as stated (false by a factor up to 25/24); no proof that it holds for "
+            "every instance (sltcheck certify proves it on the family B2-d1-T2: two blocks, d = H = 1, T = 2)"},
 ]
 
 # Search power (sltcheck.harness.power): the search must reach the proved supremum 1 of measured / the

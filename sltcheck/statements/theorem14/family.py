@@ -41,12 +41,21 @@ bound at the point by the chain itself, enclosed at the box's two corners
 (:func:`sltcheck.certify.arguments.increasing_range`: increasing in alpha, rho and every error size).
 The supremum is well below 1 (block 2's own value error reaches about 1/2), so no box needs an
 argument past this enclosure.
+
+The enclosure has no branch on an enclosure's ends (``Backend.where`` at ReLU's kink, numpy's maximum
+elsewhere), so the family is ``vectorised``: certified on the ``arrays`` backend, thousands of boxes at
+once (its duals' eight directions an object array of interval arrays).
+
+Variants: ``as-proven`` (Lemma 13 with the proof's factor 2: expected held), ``lemma13-as-stated`` (the
+chain the paper's proof writes, with Lemma 13 as printed, factor 1, false by up to 25/24 on its own: its
+block-1 slopes are halved, beta_g = (64 alpha^2 + 2) (4 alpha^3, 2 alpha, 3 alpha); the answer is not
+known) and the mutant ``lipschitz-one`` (no Lemma 13 amplification: a known counterexample).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -82,7 +91,7 @@ def _pn(arith: Backend, z: Dual, P: Dual, N: Dual) -> Dual:
     """P ReLU(z) - N ReLU(-z) on duals (the slope in z: P, N or their hull at the kink)."""
     positive, negative = relu(arith, z.v), relu(arith, -z.v)
     lo, hi = arith.lower(z.v), arith.upper(z.v)
-    slope = P.v if lo > 0 else N.v if hi < 0 else arith.hull([P.v, N.v])
+    slope = arith.where(lo > 0, P.v, arith.where(hi < 0, N.v, arith.hull([P.v, N.v])))
     return Dual(P.v * positive - N.v * negative, P.d * positive - N.d * negative + slope * z.d)
 
 
@@ -122,23 +131,25 @@ def _theta(values: dict[str, Any], moves: list[Any], derivatives: list[Any]) -> 
 
 def _alpha_2(arith: Backend, beta: Any, delta: Any) -> Any:
     """max(2 beta_2, beta_2 + Delta_2), the token bound of block 2's Theorem 11 term."""
-    return arith.interval(max(arith.lower(2 * beta), arith.lower(beta + delta)),
-                          max(arith.upper(2 * beta), arith.upper(beta + delta)))
+    return arith.interval(np.maximum(arith.lower(2 * beta), arith.lower(beta + delta)),
+                          np.maximum(arith.upper(2 * beta), arith.upper(beta + delta)))
 
 
-def chain_over_rho(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any) -> Any:
-    """The as-proven bound over rho at the error sizes (|h_a1|, |h_b1|, m_1, |h_a2|, |h_b2|, m_2)."""
+def chain_over_rho(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any, lemma13_factor: int = 2) -> Any:
+    """The as-proven bound over rho at the error sizes (|h_a1|, |h_b1|, m_1, |h_a2|, |h_b2|, m_2);
+    ``lemma13_factor`` 1: the chain with Lemma 13 as printed (the proof's own chain, variant
+    ``lemma13-as-stated``)."""
     rho = rho_of(arith, log10_rho)
     first = block_bound_at(arith, alpha, log10_rho, *sizes[:3])  # U_1 = Delta_2 / rho
     beta = 4 * alpha
     second = block_bound_at(arith, _alpha_2(arith, beta, rho * first), log10_rho, *sizes[3:])
-    return second + 2 * (beta * 4 * beta * first * arith.exprel(4 * beta * rho * first) + 2 * first)
+    return second + lemma13_factor * (beta * 4 * beta * first * arith.exprel(4 * beta * rho * first) + 2 * first)
 
 
-def chain_slopes(arith: Backend, alpha: Any) -> list[Any]:
+def chain_slopes(arith: Backend, alpha: Any, lemma13_factor: int = 2) -> list[Any]:
     """beta_g: bound / rho >= sum_g s_g beta_g (exp(x) - 1 >= x, exprel >= 1, r >= 3 alpha_b, alpha_2 >= 8 alpha)."""
     block = [4 * alpha * alpha * alpha, 2 * alpha, 3 * alpha]  # U >= 4 alpha^3 s_a + 2 alpha s_b + 3 alpha m
-    lemma13 = 128 * alpha * alpha + 4  # 2 (beta_2 4 beta_2 U_1 + 2 U_1) / U_1 at beta_2 = 4 alpha
+    lemma13 = lemma13_factor * (64 * alpha * alpha + 2)  # factor (beta_2 4 beta_2 U_1 + 2 U_1) / U_1, beta_2 = 4 alpha
     second = 8 * alpha
     return [lemma13 * c for c in block] + [4 * second * second * second, 2 * second, 3 * second]
 
@@ -177,19 +188,18 @@ def enclosure(bound: Any, slopes: Any) -> Any:
         out: dict[tuple[int, float], Ratio] = {}
         for w2 in (1.0, -1.0):
             gradient = output_row(arith, values, theta, w2).d
-            worst = 0.0
+            worst: Any = 0.0
             for members, coefficient in zip(GROUPS, beta, strict=True):
                 top = arith.upper(sum((arith.point(arith.magnitude(gradient[k])[1]) for k in members),
                                       arith.point(0.0)))
-                slope = (arith.lower(coefficient), math.inf)
-                worst = max(worst, arith.upper(ratio_enclosure(arith, (top, top), slope)))
+                worst = np.maximum(worst, arith.upper(arith.point(top) / arith.point(arith.lower(coefficient))))
             for k in range(8):
                 low = 0.0
                 if point:
                     found = arith.magnitude(gradient[k])[0]
                     which = next(i for i, members in enumerate(GROUPS) if k in members)
                     low = arith.lower(ratio_enclosure(arith, (found, found), bounds[which]))
-                out[k, w2] = (arith.interval(min(low, worst), worst), arith.point(1.0))
+                out[k, w2] = (arith.interval(np.minimum(low, worst), worst), arith.point(1.0))
         return [out[k, w2] for k, w2 in candidates()]
 
     return enclose
@@ -255,7 +265,12 @@ FAMILIES = [Family(
     description=f"B = 2, d = H = n_K = n_V = L = 1, T = 2, full mask, alpha in [1, {ALPHA_HIGH}], every target "
                 "and every pruned source (Pensia's width-2 FC) of both blocks within max(e_QK, e_VO, e_FC) in "
                 f"[1e{LOG_RHO_LOW:+.0f}, 1e{LOG_RHO_HIGH:+.0f}]",
-    expected="held", split="best")]
+    expected="held", split="best", vectorised=True)]
+# Theorem 14 as the paper proves it: the chain with Lemma 13 as printed (factor 1, which is false by up to
+# 25/24 on its own); whether the theorem's chain still holds is the question this family decides on its box
+FAMILIES.append(replace(FAMILIES[0], variant="lemma13-as-stated", expected=None,
+                        enclose=enclosure(partial(chain_over_rho, lemma13_factor=1),
+                                          partial(chain_slopes, lemma13_factor=1))))
 # the known-false mutant (ratio up to 4: equal tokens at alpha, b_2 = w_2 = 1, only W_VO of block 1 perturbed)
 MUTANT_FAMILIES = [replace(FAMILIES[0], variant="lipschitz-one",
                            enclose=enclosure(lipschitz_one_over_rho, lipschitz_one_slopes), expected="counterexample")]
