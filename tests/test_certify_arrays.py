@@ -57,7 +57,8 @@ def test_batch_uppers_bound_the_scalar_ratio_at_points_of_each_box(key: str) -> 
 
 
 def test_a_batch_enclosure_without_the_softmax_shift_is_caught() -> None:
-    """The mutant: the derivative's pair terms dropped (a too-small enclosure); the point check refutes it."""
+    """The mutant: the derivative's pair terms dropped (a too-small enclosure); the midpoints' ratios refute it
+    (and never the honest enclosure)."""
     from sltcheck.statements.lemma12 import token_families
 
     family = families()["lemma12/d1-T2/as-stated"]
@@ -67,15 +68,24 @@ def test_a_batch_enclosure_without_the_softmax_shift_is_caught() -> None:
         x1, sigma, pairs = honest(*args, **kwargs)
         return x1, sigma, {pair: (d, 0.0 * scale) for pair, (d, scale) in pairs.items()}
 
-    rng = np.random.default_rng(RNG_SEED)
-    boxes = _boxes(family, rng, 40, 1 / 64)
+    ratios, honest_uppers, mutant_uppers = _against_midpoints(family, token_families, "derivative_parts", dropped, 40)
+    assert all(ratio <= upper for ratio, upper in zip(ratios, honest_uppers, strict=True))
+    assert any(ratio > upper for ratio, upper in zip(ratios, mutant_uppers, strict=True))
+
+
+def _against_midpoints(family: Any, module: Any, name: str, mutant: Any,
+                       count: int) -> tuple[list[float], list[float], list[float]]:
+    """``count`` small boxes of the family: the scalar ratio at each midpoint, and the batch uppers as
+    written and with ``module.name`` replaced by ``mutant``."""
+    boxes = _boxes(family, np.random.default_rng(RNG_SEED), count, 1 / 64)
     arrays = backend("arrays")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(token_families, "derivative_parts", dropped)
-        results = evaluate_batch(arrays, family, boxes, lower=False)
+        patch.setattr(module, name, mutant)
+        mutated = evaluate_batch(arrays, family, boxes, lower=False)
+    honest = evaluate_batch(arrays, family, boxes, lower=False)
     ratios = [point_ratio(arrays.scalar, family, [(lo + hi) / 2 for lo, hi in zip(*box, strict=True)])[0]
               for box in boxes]
-    assert any(ratio > result.upper for ratio, result in zip(ratios, results, strict=True))
+    return ratios, [r.upper for r in honest], [r.upper for r in mutated]
 
 
 def test_vectorised_families_default_to_arrays_and_others_refuse_it() -> None:
@@ -215,14 +225,6 @@ def test_the_plane_familys_enclosure_halved_is_caught() -> None:
         total, eps = honest(arith, values)
         return total * 0.5, eps
 
-    rng = np.random.default_rng(RNG_SEED)
-    boxes = _boxes(family, rng, 60, 1 / 64)
-    arrays = backend("arrays")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(plane_family, "_jacobians", halved)
-        results = evaluate_batch(arrays, family, boxes, lower=False)
-    honest_results = evaluate_batch(arrays, family, boxes, lower=False)
-    ratios = [point_ratio(arrays.scalar, family, [(lo + hi) / 2 for lo, hi in zip(*box, strict=True)])[0]
-              for box in boxes]
-    assert all(ratio <= result.upper for ratio, result in zip(ratios, honest_results, strict=True))
-    assert any(ratio > result.upper for ratio, result in zip(ratios, results, strict=True))
+    ratios, honest_uppers, mutant_uppers = _against_midpoints(family, plane_family, "_jacobians", halved, 60)
+    assert all(ratio <= upper for ratio, upper in zip(ratios, honest_uppers, strict=True))
+    assert any(ratio > upper for ratio, upper in zip(ratios, mutant_uppers, strict=True))
