@@ -78,6 +78,12 @@ class ArrayBackend(Backend):
         return Intervals(np.minimum.reduce([self.lower(v) for v in values]),
                          np.maximum.reduce([self.upper(v) for v in values]))
 
+    def unit_vector(self, index: int, size: int) -> Intervals:
+        """e_index as intervals of shape (size, 1): a dual number's directions along the first axis, the
+        boxes along the second (a (size, N) derivative times an (N,) value broadcasts)."""
+        column = np.eye(size)[index][:, None]
+        return Intervals(column, column)
+
     def where(self, condition: Any, a: Any, b: Any) -> Intervals:
         a, b = _intervals(a), _intervals(b)
         return Intervals(np.where(condition, a.lo, b.lo), np.where(condition, a.hi, b.hi))

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import mpmath
+import numpy as np
 from mpmath import iv
 
 BACKENDS = ("arb", "mpmath")
@@ -102,6 +103,11 @@ class Backend:
 
     def hull(self, values: Sequence[Any]) -> Any:
         return self.interval(min(self.lower(v) for v in values), max(self.upper(v) for v in values))
+
+    def unit_vector(self, index: int, size: int) -> Any:
+        """e_index of R^size as a vector of this backend's numbers (a dual number's directions): a numpy array
+        of points, indexed by direction."""
+        return np.asarray([self.point(1.0 if i == index else 0.0) for i in range(size)], dtype=object)
 
     def where(self, condition: Any, a: Any, b: Any) -> Any:
         """``a`` where ``condition`` holds, else ``b`` (elementwise on a batch of boxes)."""

@@ -75,30 +75,22 @@ class Intervals:
     def __neg__(self) -> Intervals:
         return Intervals(-self.hi, -self.lo)
 
-    def __add__(self, other: Any) -> Any:
-        if _is_objects(other):
-            return _each(other, lambda o: self + o)
+    def __add__(self, other: Any) -> Intervals:
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):
             return Intervals(_down(self.lo + o.lo), _up(self.hi + o.hi))
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> Any:
-        if _is_objects(other):
-            return _each(other, lambda o: self - o)
+    def __sub__(self, other: Any) -> Intervals:
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):
             return Intervals(_down(self.lo - o.hi), _up(self.hi - o.lo))
 
-    def __rsub__(self, other: Any) -> Any:
-        if _is_objects(other):
-            return _each(other, lambda o: o - self)
+    def __rsub__(self, other: Any) -> Intervals:
         return _as(other) - self
 
-    def __mul__(self, other: Any) -> Any:
-        if _is_objects(other):
-            return _each(other, lambda o: self * o)
+    def __mul__(self, other: Any) -> Intervals:
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):  # 0 x inf is NaN, and propagates
             if o.lo is o.hi:  # a point: two products suffice
@@ -114,10 +106,8 @@ class Intervals:
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> Any:
+    def __truediv__(self, other: Any) -> Intervals:
         """Division by an interval of positive numbers (a denominator that may reach 0 gives (-inf, inf))."""
-        if _is_objects(other):
-            return _each(other, lambda o: self / o)
         o = _as(other)
         positive = o.lo > 0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -126,27 +116,12 @@ class Intervals:
         high = np.maximum(np.maximum(quotients[0], quotients[1]), np.maximum(quotients[2], quotients[3]))
         return Intervals(np.where(positive, _down(low), -np.inf), np.where(positive, _up(high), np.inf))
 
-    def __rtruediv__(self, other: Any) -> Any:
-        if _is_objects(other):
-            return _each(other, lambda o: o / self)
+    def __rtruediv__(self, other: Any) -> Intervals:
         return _as(other) / self
 
 
 def _as(value: Any) -> Intervals:
     return value if isinstance(value, Intervals) else Intervals(value)
-
-
-def _is_objects(value: Any) -> bool:
-    """A numpy array of objects (e.g. a vector of Intervals, a dual number's directional derivatives)."""
-    return isinstance(value, np.ndarray) and value.dtype == object
-
-
-def _each(objects: np.ndarray, operation: Any) -> np.ndarray:
-    """``operation`` on each element of an object array (a vector of enclosures meets one enclosure)."""
-    out = np.empty(objects.shape, dtype=object)
-    for index, element in np.ndenumerate(objects):
-        out[index] = operation(element)
-    return out
 
 
 def _is_jet(value: Any) -> bool:

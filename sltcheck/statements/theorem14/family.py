@@ -44,7 +44,7 @@ argument past this enclosure.
 
 The enclosure has no branch on an enclosure's ends (``Backend.where`` at ReLU's kink, numpy's maximum
 elsewhere), so the family is ``vectorised``: certified on the ``arrays`` backend, thousands of boxes at
-once (its duals' eight directions an object array of interval arrays).
+once (its duals' eight directions one (8, N) interval array: ``Backend.unit_vector``).
 
 Variants: ``as-proven`` (Lemma 13 with the proof's factor 2: expected held), ``lemma13-as-stated`` (the
 chain the paper's proof writes, with Lemma 13 as printed, factor 1, false by up to 25/24 on its own: its
@@ -175,7 +175,7 @@ def enclosure(bound: Any, slopes: Any) -> Any:
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         rho = rho_of(arith, values["log10_rho"])
         width = arith.interval(-1.0, 1.0) * rho  # t rho h_k, t in [0, 1], h_k in [-1, 1]
-        basis = [np.asarray([arith.point(1.0 if i == k else 0.0) for i in range(8)], dtype=object) for k in range(8)]
+        basis = [arith.unit_vector(k, 8) for k in range(8)]
         theta = _theta(values, [width] * 8, basis)
         beta = slopes(arith, arith.point(arith.lower(values["alpha"])))
         point = all(arith.is_point(v) for v in values.values())
