@@ -375,6 +375,8 @@ ISSUE_CASES = [
     (["certify", "--tolerance", "nan"], "--tolerance: must be a number > 0 and < 1, got 'nan'"),
     (["certify", "--seeds", "nosuch.json"], "--seeds: 'nosuch.json' does not exist"),
     (["certify", "--findings", "nosuch.json"], "--findings: 'nosuch.json' does not exist"),
+    (["certify", "--family", "lemma8/d1-T2/as-stated", "--backend", "arrays"],
+     "--backend: backend 'arrays' encloses only vectorised families; lemma8/d1-T2/as-stated is not one"),
     (["repro", "readme", "--in", "nonexist"], "--in: 'nonexist' does not exist"),
     (["check", "--out", "x" * 300], "--out: is too long a path"),
     (["check", "--out="], "--out: must name a path, got ''"),

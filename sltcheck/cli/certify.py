@@ -87,7 +87,7 @@ def validate(args: argparse.Namespace) -> None:
     """What needs several options, or the machine, before any box is enclosed or file written: the
     families the options select, the enclosures' backend, the findings file (readable, not changed by
     hand, its check not running) and the seeds."""
-    from sltcheck.certify import select
+    from sltcheck.certify import default_backend, select
     from sltcheck.errors import UsageError
     from sltcheck.numerics.balls import backend
 
@@ -100,6 +100,8 @@ def validate(args: argparse.Namespace) -> None:
                          f"{' '.join(args.only or [])}")
     try:
         args.arith = backend(args.backend)
+        for family in args.chosen:
+            default_backend(family, args.backend)  # arrays only for the vectorised families
     except ValueError as error:
         raise UsageError(f"--backend: {error}") from None
     if args.findings and not args.list:
