@@ -139,12 +139,13 @@ def evaluate_batch(arith: Backend, family: Family, boxes: list[Box], lower: bool
             quotient = np.where((bottom > 0) & np.isfinite(top), np.nextafter(top / bottom, np.inf), np.inf)
             upper = np.maximum(upper, quotient)
     upper = np.where(states == OUTSIDE, -np.inf, upper)
+    if not lower:  # a trial half of the "best" split: its upper is all that is read
+        return [BoxResult(u, -math.inf, 0, (), str(state)) for u, state in zip(upper.tolist(), states, strict=True)]
     points = (lows + (highs - lows) / 2).tolist()
     lowers = {}
-    if lower:
-        for index in np.argsort(-upper, kind="stable")[:LOWERS_PER_BATCH]:
-            if states[index] != OUTSIDE:
-                lowers[int(index)] = point_ratio(arith.scalar, family, points[index])
+    for index in np.argsort(-upper, kind="stable")[:LOWERS_PER_BATCH]:
+        if states[index] != OUTSIDE:
+            lowers[int(index)] = point_ratio(arith.scalar, family, points[index])
     return [BoxResult(float(upper[i]), *lowers.get(i, (-math.inf, 0)), tuple(points[i]), str(states[i]))
             for i in range(len(boxes))]
 

@@ -16,7 +16,7 @@ import heapq
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sltcheck.certify import Family
@@ -178,7 +178,10 @@ def _round(family: Family, options: CertifyOptions, executor: Executor, state: S
     lower bound, keep or close each child. Returns the open boxes removed (seqs) and added."""
     popped, removed = _pop(state, heap, options.tolerance, BATCH_ARRAYS if options.backend_name == "arrays" else BATCH)
     children, results = _children(executor, family, options.backend_name, popped)
-    state.evaluated += len(results) * (1 if family.split == "widest" else len(family.dimensions) + 1)
+    # enclosures computed: a "best" split encloses every dimension's halves, and (but on arrays, which reuse
+    # the chosen pair) the chosen halves again
+    per_child = 1 if family.split == "widest" else len(family.dimensions) + (options.backend_name != "arrays")
+    state.evaluated += len(results) * per_child
     _raise_lower(family, state, results, options)
     added = _keep_or_close(state, heap, children, results, options.tolerance)
     trimmed = _trim(state, heap)
@@ -275,7 +278,7 @@ def _children(executor: Executor, family: Family, backend_name: str,
     axes = range(len(family.dimensions))
     trials = [half for item in popped for axis in axes for half in halves(item[2], axis)]
     found = _evaluate(executor, family.key, backend_name, trials, lower=False)  # the uppers decide
-    children = []
+    children, chosen = [], []
     for index, item in enumerate(popped):
         pairs = [(found[2 * (index * len(axes) + axis)], found[2 * (index * len(axes) + axis) + 1]) for axis in axes]
         best = min(axes, key=lambda axis: sorted((pairs[axis][0].upper, pairs[axis][1].upper), reverse=True))
@@ -283,7 +286,27 @@ def _children(executor: Executor, family: Family, backend_name: str,
             widths = relative_widths(family, item[2])
             best = max(axes, key=widths.__getitem__)
         children += [(half, item[3] / 2) for half in halves(item[2], best)]
+        chosen += [found[2 * (index * len(axes) + best)], found[2 * (index * len(axes) + best) + 1]]
+    if backend_name == "arrays":  # the chosen halves were enclosed among the trials: only midpoints remain
+        return children, _with_lowers(family, backend_name, [c for c, _ in children], chosen)
     return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
+
+
+def _with_lowers(family: Family, backend_name: str, boxes: list[Box], results: list[BoxResult]) -> list[BoxResult]:
+    """The trial results of the chosen halves with the midpoint ratios of their largest uppers (as many as
+    :func:`sltcheck.certify.bnb.evaluate_batch` takes from batches of the same boxes), on the scalar backend."""
+    from sltcheck.certify.bnb import LOWERS_PER_BATCH, point_ratio
+    from sltcheck.numerics.balls import backend
+
+    count = LOWERS_PER_BATCH * -(-len(boxes) // CHUNK_ARRAYS)
+    order = sorted(range(len(boxes)), key=lambda i: (-results[i].upper, i))[:count]
+    out = list(results)
+    for i in order:
+        if results[i].state != "outside":
+            point = tuple(lo + (hi - lo) / 2 for lo, hi in zip(*boxes[i], strict=True))
+            lower, choice = point_ratio(backend(backend_name).scalar, family, point)
+            out[i] = replace(results[i], lower=lower, choice=choice, point=point)
+    return out
 
 
 def _take_lower(state: State, result: BoxResult, source: str) -> None:

@@ -115,11 +115,17 @@ def _block(arith: Backend, rows: tuple[Dual, Dual], a: Dual, b: Dual, P: Dual, N
     return out[0], out[1]
 
 
-def output_row(arith: Backend, values: dict[str, Any], theta: list[Dual], w2: float) -> Dual:
-    """Row 1 of the transformer's output at the source weights ``theta`` (duals), block 2's FC weight w_2."""
+def block_two_input(arith: Backend, values: dict[str, Any], theta: list[Dual]) -> Dual:
+    """Row 1 of block 2's attention plus its residual (its FC layer's input; w_2 plays no part yet)."""
     tokens = (Dual(values["alpha"] * values["u1"], 0), Dual(values["alpha"] * values["u2"], 0))
     y = _block(arith, tokens, *theta[:4])
-    z = _attention_row(arith, y[0], y[0], y[1], theta[4], theta[5]) + y[0]
+    return _attention_row(arith, y[0], y[0], y[1], theta[4], theta[5]) + y[0]
+
+
+def output_row(arith: Backend, values: dict[str, Any], theta: list[Dual], w2: float, z: Dual | None = None) -> Dual:
+    """Row 1 of the transformer's output at the source weights ``theta`` (duals), block 2's FC weight w_2;
+    ``z``: :func:`block_two_input` where already computed (it is the same for both w_2)."""
+    z = block_two_input(arith, values, theta) if z is None else z
     return z + _pn(arith, z, w2 + theta[6], w2 + theta[7])
 
 
@@ -186,8 +192,9 @@ def enclosure(bound: Any, slopes: Any) -> Any:
                 bounds.append(increasing_range(arith, bound, [values["alpha"], values["log10_rho"], *sizes],
                                                [None] * 8))
         out: dict[tuple[int, float], Ratio] = {}
+        z = block_two_input(arith, values, theta)
         for w2 in (1.0, -1.0):
-            gradient = output_row(arith, values, theta, w2).d
+            gradient = output_row(arith, values, theta, w2, z).d
             worst: Any = 0.0
             for members, coefficient in zip(GROUPS, beta, strict=True):
                 top = arith.upper(sum((arith.point(arith.magnitude(gradient[k])[1]) for k in members),
