@@ -300,11 +300,11 @@ def _with_lowers(family: Family, backend_name: str, boxes: list[Box], results: l
 
     count = LOWERS_PER_BATCH * -(-len(boxes) // CHUNK_ARRAYS)
     order = sorted(range(len(boxes)), key=lambda i: (-results[i].upper, i))[:count]
-    out = list(results)
+    out, scalar = list(results), backend(backend_name).scalar
     for i in order:
         if results[i].state != "outside":
             point = tuple(lo + (hi - lo) / 2 for lo, hi in zip(*boxes[i], strict=True))
-            lower, choice = point_ratio(backend(backend_name).scalar, family, point)
+            lower, choice = point_ratio(scalar, family, point)
             out[i] = replace(results[i], lower=lower, choice=choice, point=point)
     return out
 

@@ -16,7 +16,7 @@ and the exact-ends interface of the single-instance enclosures is not offered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -92,9 +92,6 @@ class ArrayBackend(Backend):
         lo, hi = np.maximum(self.lower(a), self.lower(b)), np.minimum(self.upper(a), self.upper(b))
         keep = lo <= hi  # two true enclosures always meet; keep one rather than fail
         return Intervals(np.where(keep, lo, self.lower(a)), np.where(keep, hi, self.upper(a)))
-
-    def increasing(self, fn: Callable[[Any], Any], x: Any) -> Intervals:
-        return Intervals(self.lower(fn(self.point(self.lower(x)))), self.upper(fn(self.point(self.upper(x)))))
 
     def number(self, value: Any) -> Any:
         raise NotImplementedError("the arrays backend encloses boxes only; exact ends are the scalar backend's")

@@ -38,6 +38,9 @@ BACKENDS = ("arb", "mpmath")
 BOX_BACKENDS = (*BACKENDS, "arrays")
 
 
+LN10 = math.log(10.0)  # the float nearest ln 10: power_of_ten encloses the real one by its neighbours
+
+
 def _down(value: float) -> float:
     return -math.inf if math.isnan(value) else math.nextafter(value, -math.inf)
 
@@ -91,6 +94,25 @@ class Backend:
     def exprel(self, x: Any) -> Any:
         """(exp(x) - 1) / x (1 at 0), increasing in x, over an interval x > 0."""
         return self.increasing(lambda y: self.expm1(y) / y, x)
+
+    def logistic(self, x: Any) -> Any:
+        """s(x) = 1 / (1 + e^-x), increasing: its values at x's ends."""
+        return self.increasing(lambda y: 1 / (1 + self.exp(-y)), x)
+
+    def logistic_slope(self, x: Any) -> Any:
+        """s'(x) = s(x) (1 - s(x)) over x: even and decreasing in |x|, so its values at |x|'s two ends."""
+        near, far = self.magnitude(x)
+
+        def at(z: Any) -> Any:
+            s = 1 / (1 + self.exp(self.point(-z)))
+            return s * (1 - s)
+
+        return self.interval(self.lower(at(far)), self.upper(at(near)))
+
+    def power_of_ten(self, exponent: Any) -> Any:
+        """10^exponent as exp(exponent ln 10), ln 10 enclosed by the floats an ulp either side of it."""
+        ln10 = self.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
+        return self.exp(exponent * ln10)
 
     def magnitude(self, x: Any) -> tuple[float, float]:
         """(a float <= inf |x|, a float >= sup |x|)."""

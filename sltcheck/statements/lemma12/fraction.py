@@ -43,7 +43,6 @@ from sltcheck.statements.lemma12.token_families import (
     derivative_parts,
     direction_shift,
     directions,
-    epsilon,
     perturbed,
 )
 
@@ -69,7 +68,7 @@ def enclosure(with_block: bool, factor: float, eps_weight: float,
 
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         values = _with_values(arith, values)
-        eps, alpha = epsilon(arith, values["log10_eps"]), values["alpha"]
+        eps, alpha = arith.power_of_ten(values["log10_eps"]), values["alpha"]
         is_point = all(arith.is_point(v) for v in values.values())
         weights = [values["pi"], 1 - values["pi"]]
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)

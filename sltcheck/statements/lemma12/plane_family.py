@@ -53,7 +53,6 @@ import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio, feasibility_state
 from sltcheck.numerics.balls import Backend
-from sltcheck.statements.lemma12.token_families import LN10
 
 ALPHA_LOW = math.sqrt(2.0)  # the float nearest sqrt(2) lies above it: alpha-large holds at the low end
 ALPHA_HIGH = 2.0 * math.sqrt(2.0)
@@ -65,11 +64,6 @@ DIMENSIONS = (Dimension("alpha", ALPHA_LOW, ALPHA_HIGH), Dimension("log10_eps", 
               Dimension("k2", -1.0, 1.0))
 AXES = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
 DIRECTIONS = list(itertools.product(AXES, repeat=2))  # (s_1, s_2): the point candidates
-
-
-def _epsilon(arith: Backend, log10_eps: Any) -> Any:
-    ln10 = arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
-    return arith.exp(log10_eps * ln10)
 
 
 def _dot(a: Sequence[Any], b: Sequence[Any]) -> Any:
@@ -88,18 +82,6 @@ def _norm_lower(arith: Backend, vector: Sequence[Any]) -> Any:
     return arith.sqrt(lows[0] * lows[0] + lows[1] * lows[1])
 
 
-def _logistic(arith: Backend, y: Any) -> tuple[Any, Any]:
-    """(s(y), s'(y)) enclosed over y: s increasing; s' = s (1 - s) even, decreasing in |y|."""
-    value = arith.increasing(lambda t: 1 / (1 + arith.exp(-t)), y)
-    near, far = arith.magnitude(y)
-
-    def slope(t: Any) -> Any:
-        s = 1 / (1 + arith.exp(arith.point(-t)))
-        return s * (1 - s)
-
-    return value, arith.interval(arith.lower(slope(far)), arith.upper(slope(near)))
-
-
 def _tokens(arith: Backend, values: dict[str, Any]) -> tuple[list[Any], list[Any]]:
     alpha = values["alpha"]
     return [alpha * values["u1"], arith.point(0.0)], [alpha * values["u2"], alpha * values["w2"]]
@@ -114,14 +96,15 @@ def _bound_over_eps(arith: Backend, values: dict[str, Any], eps: Any, factor: fl
 
 def _jacobians(arith: Backend, values: dict[str, Any]) -> tuple[Any, Any]:
     """(an upper end of ||J_1|| + ||J_2|| over the box's segments, eps)."""
-    eps = _epsilon(arith, values["log10_eps"])
+    eps = arith.power_of_ten(values["log10_eps"])
     blur = eps * arith.interval(-1.0, 1.0)
     x1, x2 = _tokens(arith, values)
     P1, P2 = [c + blur for c in x1], [c + blur for c in x2]
     D = [P1[0] - P2[0], P1[1] - P2[1]]
     q, k = (values["q1"], values["q2"]), (values["k1"], values["k2"])
     p1q, dk = _dot(P1, q), _dot(D, k)
-    s, slope = _logistic(arith, p1q * dk)
+    g = p1q * dk
+    s, slope = arith.logistic(g), arith.logistic_slope(g)
     a = [dk * q[0] + p1q * k[0], dk * q[1] + p1q * k[1]]
     d_norm, a_norm, k_norm = (arith.point(_norm_upper(arith, v)) for v in (D, a, k))
     slope_size, p1q_size = (arith.point(arith.magnitude(v)[1]) for v in (slope, p1q))

@@ -39,7 +39,6 @@ Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
 ALPHA_HIGH = 2.0
 LOG_EPS_LOW, LOG_EPS_HIGH = -6.0, -1.0
 SIZES = (2, 3, 4)
-LN10 = math.log(10.0)
 
 
 def dimensions(T: int) -> tuple[Dimension, ...]:
@@ -51,15 +50,6 @@ def dimensions(T: int) -> tuple[Dimension, ...]:
 def directions(T: int) -> list[tuple[float, ...]]:
     """The vertices s of [-1, 1]^T with s_1 = 1 (s -> -s negates the difference: |.| unchanged)."""
     return [(1.0, *rest) for rest in itertools.product((-1.0, 1.0), repeat=T - 1)]
-
-
-def epsilon(arith: Backend, log10_eps: Any) -> Any:
-    return arith.exp(log10_eps * _ln10(arith))
-
-
-def _ln10(arith: Backend) -> Any:
-    # ln 10 enclosed: the float nearest to it, widened by an ulp each way
-    return arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
 
 
 def derivative_parts(arith: Backend, values: dict[str, Any], eps: Any, spread: Any, T: int,
@@ -146,7 +136,7 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
     point (a lower bound), s is clipped into the range the constraint leaves (:func:`clipped`)."""
 
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
-        eps, alpha = epsilon(arith, values["log10_eps"]), values["alpha"]
+        eps, alpha = arith.power_of_ten(values["log10_eps"]), values["alpha"]
         is_point = all(arith.is_point(v) for v in values.values())
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
         parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), T)

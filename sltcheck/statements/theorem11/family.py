@@ -77,7 +77,6 @@ from sltcheck.statements.theorem9.family import (
     head_errors,
     head_names,
     heads_instance,
-    rho_of,
     size,
     two_token_tensors,
 )
@@ -117,7 +116,7 @@ def relu(arith: Backend, x: Any) -> Any:
 
 def bound_at(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any) -> Any:
     """The as-proven bound over rho, r m + 2 A / rho, at the error sizes (|t_a1|, |t_b1|, ..., m)."""
-    rho, square = rho_of(arith, log10_rho), 2 * alpha * alpha
+    rho, square = arith.power_of_ten(log10_rho), 2 * alpha * alpha
     heads = (len(sizes) - 1) // 2
     m = sizes[-1]
     A_over = arith.point(0.0)
@@ -138,7 +137,7 @@ def error_inputs(arith: Backend, values: dict[str, Any], ts: list[Any], m: Any) 
 def enclosure(heads: int, scale: float = 1.0) -> Any:
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         alpha = values["alpha"]
-        rho = rho_of(arith, values["log10_rho"])
+        rho = arith.power_of_ten(values["log10_rho"])
         x1 = alpha * values["u1"]
         b = [values[name] for name in value_names(heads)]
         free = [values[name] for name in free_names(heads)]
@@ -172,7 +171,7 @@ def slack_terms(arith: Backend, values: dict[str, Any], ends: dict[str, tuple[fl
     """(c bound - measured) / rho >= the sum of these products, on the face (axis, sign) at w (every
     b in the box, both sigmas)."""
     alpha = values["alpha"]
-    rho = rho_of(arith, values["log10_rho"])
+    rho = arith.power_of_ten(values["log10_rho"])
     u1, u2 = ends["u1"], [abs(v) for v in ends["u2"]]
     near, far = (0.0 if ends["u2"][0] <= 0.0 <= ends["u2"][1] else min(u2)), max(u2)
     a, r, c = enclosed(arith, alpha), enclosed(arith, rho), constant(scale)

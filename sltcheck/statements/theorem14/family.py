@@ -69,9 +69,6 @@ from sltcheck.statements.theorem9.family import (
     LOG_RHO_HIGH,
     LOG_RHO_LOW,
     errors_in_range,
-    logistic,
-    logistic_slope,
-    rho_of,
     two_token_tensors,
 )
 from sltcheck.statements.theorem11.family import bound_at as block_bound_at
@@ -97,7 +94,7 @@ def _pn(arith: Backend, z: Dual, P: Dual, N: Dual) -> Dual:
 
 def _logistic(arith: Backend, y: Dual) -> Dual:
     """s(y) and s'(y) y' with their exact ranges over y's value (s increasing, s' even, decreasing in |y|)."""
-    return Dual(logistic(arith, y.v), logistic_slope(arith, y.v) * y.d)
+    return Dual(arith.logistic(y.v), arith.logistic_slope(y.v) * y.d)
 
 
 def _attention_row(arith: Backend, xk: Any, x1: Any, x2: Any, a: Any, b: Any) -> Any:
@@ -145,7 +142,7 @@ def chain_over_rho(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any, lemm
     """The as-proven bound over rho at the error sizes (|h_a1|, |h_b1|, m_1, |h_a2|, |h_b2|, m_2);
     ``lemma13_factor`` 1: the chain with Lemma 13 as printed (the proof's own chain, variant
     ``lemma13-as-stated``)."""
-    rho = rho_of(arith, log10_rho)
+    rho = arith.power_of_ten(log10_rho)
     first = block_bound_at(arith, alpha, log10_rho, *sizes[:3])  # U_1 = Delta_2 / rho
     beta = 4 * alpha
     second = block_bound_at(arith, _alpha_2(arith, beta, rho * first), log10_rho, *sizes[3:])
@@ -162,7 +159,7 @@ def chain_slopes(arith: Backend, alpha: Any, lemma13_factor: int = 2) -> list[An
 
 def lipschitz_one_over_rho(arith: Backend, alpha: Any, log10_rho: Any, *sizes: Any) -> Any:
     """The mutant ``lipschitz-one`` over rho: the blocks' Theorem 11 terms added, no Lemma 13."""
-    rho = rho_of(arith, log10_rho)
+    rho = arith.power_of_ten(log10_rho)
     first = block_bound_at(arith, alpha, log10_rho, *sizes[:3])
     return first + block_bound_at(arith, _alpha_2(arith, 4 * alpha, rho * first), log10_rho, *sizes[3:])
 
@@ -179,7 +176,7 @@ def enclosure(bound: Any, slopes: Any) -> Any:
     h = e_k's: min |g_k| over the segments' box over its bound at the point (else 0)."""
 
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
-        rho = rho_of(arith, values["log10_rho"])
+        rho = arith.power_of_ten(values["log10_rho"])
         width = arith.interval(-1.0, 1.0) * rho  # t rho h_k, t in [0, 1], h_k in [-1, 1]
         basis = [arith.unit_vector(k, 8) for k in range(8)]
         theta = _theta(values, [width] * 8, basis)

@@ -59,7 +59,6 @@ from sltcheck.numerics.balls import Backend
 
 ALPHA_HIGH = 2.0
 LOG_RHO_LOW, LOG_RHO_HIGH = -6.0, -1.0
-LN10 = math.log(10.0)
 
 Candidate = tuple[tuple[float, ...], int, float]  # (b_j per head, the axis of h at +-1, its sign)
 
@@ -86,21 +85,6 @@ def direction(axis: int, sign: Any, free: Sequence[Any]) -> list[Any]:
     return [sign if i == axis else next(rest) for i in range(len(free) + 1)]
 
 
-def logistic(arith: Backend, y: Any) -> Any:
-    return arith.increasing(lambda z: 1 / (1 + arith.exp(-z)), y)
-
-
-def logistic_slope(arith: Backend, y: Any) -> Any:
-    """s'(y) = s(y) (1 - s(y)) over the interval y: even, decreasing in |y| (exact ends)."""
-    near, far = arith.magnitude(y)
-
-    def at(z: float) -> Any:
-        s = 1 / (1 + arith.exp(arith.point(-z)))
-        return s * (1 - s)
-
-    return arith.interval(arith.lower(at(far)), arith.upper(at(near)))
-
-
 def exprel_from_zero(arith: Backend, x: Any) -> Any:
     """(e^x - 1) / x (1 at 0) over an interval x >= 0, increasing: its ends."""
     lo, hi = max(arith.lower(x), 0.0), max(arith.upper(x), 0.0)
@@ -109,11 +93,6 @@ def exprel_from_zero(arith: Backend, x: Any) -> Any:
         return arith.point(1.0) if z == 0 else arith.expm1(arith.point(z)) / arith.point(z)
 
     return arith.interval(arith.lower(at(lo)), arith.upper(at(hi)))
-
-
-def rho_of(arith: Backend, log10_rho: Any) -> Any:
-    ln10 = arith.interval(math.nextafter(LN10, 0.0), math.nextafter(LN10, math.inf))
-    return arith.exp(log10_rho * ln10)
 
 
 def size(arith: Backend, x: Any) -> Any:
@@ -132,8 +111,8 @@ class Head:
         shifted = a + rho * t_a
         self.t_a, self.t_b = t_a, t_b
         self.size_a, self.size_b = size(arith, t_a), size(arith, t_b)
-        self.slope = logistic_slope(arith, arith.hull([a * c, shifted * c]))
-        self.s, self.not_s = logistic(arith, shifted * c), logistic(arith, -(shifted * c))
+        self.slope = arith.logistic_slope(arith.hull([a * c, shifted * c]))
+        self.s, self.not_s = arith.logistic(shifted * c), arith.logistic(-(shifted * c))
         # q' = x_2 + s (x_1 - x_2), a convex combination of the tokens
         self.weighted = arith.intersect(x2 + self.s * gap, arith.hull([x1, x2]))
         # (x_1 - x_2) c = alpha^3 u_1 (u_1 - u_2)^2, without the dependency
@@ -163,7 +142,7 @@ class Head:
 
 
 def heads_of(arith: Backend, values: dict[str, Any], heads: int, h: Sequence[Any]) -> list[Head]:
-    alpha, rho = values["alpha"], rho_of(arith, values["log10_rho"])
+    alpha, rho = values["alpha"], arith.power_of_ten(values["log10_rho"])
     return [Head(arith, alpha, rho, values["u1"], values["u2"], values[name], h[2 * j], h[2 * j + 1])
             for j, name in enumerate(head_names(heads))]
 
