@@ -93,6 +93,10 @@ class Family:
     # half) or "best" (every dimension's halves enclosed, the pair whose larger upper is least kept:
     # dimensions times the cost, for families whose enclosure hardly depends on some dimensions)
     split: str = "widest"
+    # what a dimension's width is worth to the enclosure, per box: (lows, highs) of N boxes (N x dimensions
+    # arrays) -> N x dimensions factors on the widths relative to the family's (default: 1 each), so
+    # "widest" halves the dimension that widens the enclosure most (a direction scaled by the step it moves)
+    split_scale: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
     # whether ``enclose`` and ``feasibility`` run on the ``arrays`` backend (a batch of boxes at once: no
     # Python branching on an enclosure's ends, ``Backend.where`` and numpy's maximum instead;
     # :func:`feasibility_state` for the state); such a family is certified on it by default

@@ -161,8 +161,15 @@ def halves(box: Box, axis: int) -> tuple[Box, Box]:
 
 
 def relative_widths(family: Family, box: Box) -> list[float]:
-    return [(hi - lo) / (d.high - d.low) if d.high > d.low else 0.0
-            for d, lo, hi in zip(family.dimensions, box[0], box[1], strict=True)]
+    """The box's widths relative to the family's, times the family's ``split_scale``."""
+    return [float(w) for w in _relative(family, np.asarray([box[0]], dtype=np.float64),
+                                        np.asarray([box[1]], dtype=np.float64))[0]]
+
+
+def _relative(family: Family, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+    spans = np.asarray([d.high - d.low for d in family.dimensions], dtype=np.float64)
+    relative = np.where(spans > 0, (highs - lows) / np.where(spans > 0, spans, 1.0), 0.0)
+    return relative if family.split_scale is None else relative * family.split_scale(lows, highs)
 
 
 def split(family: Family, box: Box) -> tuple[Box, Box]:
@@ -177,9 +184,8 @@ def split_all(family: Family, boxes: list[Box]) -> list[Box]:
         return []
     lows = np.asarray([box[0] for box in boxes], dtype=np.float64)
     highs = np.asarray([box[1] for box in boxes], dtype=np.float64)
-    spans = np.asarray([d.high - d.low for d in family.dimensions], dtype=np.float64)
-    relative = np.where(spans > 0, (highs - lows) / np.where(spans > 0, spans, 1.0), 0.0)
-    rows, axes = np.arange(len(boxes)), np.argmax(relative, axis=1)  # the first widest, as max() takes it
+    # the first widest, as max() takes it
+    rows, axes = np.arange(len(boxes)), np.argmax(_relative(family, lows, highs), axis=1)
     mids = lows[rows, axes] + (highs[rows, axes] - lows[rows, axes]) / 2
     upper_highs, lower_lows = highs.copy(), lows.copy()
     upper_highs[rows, axes] = mids

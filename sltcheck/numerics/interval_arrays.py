@@ -76,6 +76,8 @@ class Intervals:
         return Intervals(-self.hi, -self.lo)
 
     def __add__(self, other: Any) -> Intervals:
+        if _foreign(other):
+            return NotImplemented
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):
             return Intervals(_down(self.lo + o.lo), _up(self.hi + o.hi))
@@ -83,14 +85,20 @@ class Intervals:
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Intervals:
+        if _foreign(other):
+            return NotImplemented
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):
             return Intervals(_down(self.lo - o.hi), _up(self.hi - o.lo))
 
     def __rsub__(self, other: Any) -> Intervals:
+        if _foreign(other):
+            return NotImplemented
         return _as(other) - self
 
     def __mul__(self, other: Any) -> Intervals:
+        if _foreign(other):
+            return NotImplemented
         o = _as(other)
         with np.errstate(invalid="ignore", over="ignore"):  # 0 x inf is NaN, and propagates
             if o.lo is o.hi:  # a point: two products suffice
@@ -108,6 +116,8 @@ class Intervals:
 
     def __truediv__(self, other: Any) -> Intervals:
         """Division by an interval of positive numbers (a denominator that may reach 0 gives (-inf, inf))."""
+        if _foreign(other):
+            return NotImplemented
         o = _as(other)
         positive = o.lo > 0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -117,7 +127,14 @@ class Intervals:
         return Intervals(np.where(positive, _down(low), -np.inf), np.where(positive, _up(high), np.inf))
 
     def __rtruediv__(self, other: Any) -> Intervals:
+        if _foreign(other):
+            return NotImplemented
         return _as(other) / self
+
+
+def _foreign(value: Any) -> bool:
+    """An operand of another number type (a dual, a jet): its reflected operator decides."""
+    return not isinstance(value, Intervals | int | float | np.ndarray | np.generic)
 
 
 def _as(value: Any) -> Intervals:

@@ -11,14 +11,28 @@ full mask, alpha in [1, ALPHA_HIGH] (alpha-large: alpha >= 1), eps_max = 10^e wi
   layer, 1 + w in [0, 2], so w = 1;
 - the row: with the full mask, permuting the tokens permutes the rows, so the measured row is the first;
 - tokens x_k = alpha u_k, u_k in [-1, 1], u_1 >= 0 (x -> -x flips every output: the left side is unchanged);
-- perturbed tokens x'_k = x_k + eps_max s_k with s_k in [-1, 1] (exactly |x_k - x'_k| <= eps_max);
-  |x'_k| <= alpha is not a box: :func:`feasibility` drops the boxes outside it and keeps the
-  straddling ones (their enclosure covers a superset: every bound stays valid).
+- perturbed tokens x'_k = x_k + eps_max s_k with s_k in [-1, 1] (exactly |x_k - x'_k| <= eps_max; x -> -x
+  takes s to -s); |x'_k| <= alpha is not a box: :func:`feasibility` drops the boxes outside it and keeps the
+  straddling ones (their enclosure covers a superset: every bound stays valid);
+- tokens 2..T are exchangeable (each with its s_k): u_2 <= ... <= u_T.
 
 Enclosure: the difference Attn(x'_1; X') - Attn(x_1; X) by the mean-value form
 (:mod:`sltcheck.numerics.dual`: tokens x_k + [0, 1] eps s_k with derivative s_k), so it is eps times
 the enclosed directional derivative, and eps divides out of both sides exactly; the bound over
 eps is H sqrt(d1) (4 alpha^2 exprel(4 alpha eps) + w_eps) times its factor, exprel increasing.
+
+Two forms (``families(..., segments=(the T that take the second))``):
+
+- without segments (:func:`enclosure`, Lemma 12's): over a box, every point of the segments lies in
+  alpha u_k + eps [-1, 1] whatever s is, so the derivative is linear in s with coefficients enclosed once and
+  its sup over s is at a vertex of [-1, 1]^T: s is enumerated, not a dimension. Cheap, and at eps = 0.1 that
+  superset alone adds about 0.2 to the ratio: enough where the supremum has room (Lemma 12: <= 0.63);
+- with segments (:func:`segment_enclosure`, Lemma 13's at T = 2, 3; as stated at T = 3 its supremum is 0.972):
+  the directions s_k are dimensions in [-1, 1], the segments are parametrised exactly (x_k + t eps s_k, one t for
+  every token), the integral over t is the mean of the derivative's enclosures on PIECES parts of [0, 1],
+  the sup over the box's s at the box's 2^T vertices, and the ratio (difference over bound, one quotient)
+  in its centred form in alpha, a and the u_k (:func:`sltcheck.numerics.dual.centred`: second order in the
+  box's width). ``segment_scale`` halves a direction only where eps makes it count.
 """
 
 from __future__ import annotations
@@ -33,18 +47,25 @@ import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio, feasibility_state
 from sltcheck.numerics.balls import Backend
+from sltcheck.numerics.dual import centred
 
 Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
 
 ALPHA_HIGH = 2.0
 LOG_EPS_LOW, LOG_EPS_HIGH = -6.0, -1.0
 SIZES = (2, 3, 4)
+# the segments' parts: the difference over eps is the mean of the derivative's enclosures on them (2: held in
+# about 90 s for Lemma 13 at T = 3 as stated; 1 leaves eps = 0.1 open at 120 s, 3 and 4 cost more than they gain)
+PIECES = 2
+CENTRED = ("alpha", "a", "u1", "u2", "u3", "u4")  # the coordinates of the centred form (first T + 2)
 
 
-def dimensions(T: int) -> tuple[Dimension, ...]:
+def dimensions(T: int, segments: bool = False) -> tuple[Dimension, ...]:
+    """alpha, log10 eps, a, the tokens u_k; with ``segments`` the perturbation's directions s_k too."""
     return (Dimension("alpha", 1.0, ALPHA_HIGH), Dimension("log10_eps", LOG_EPS_LOW, LOG_EPS_HIGH),
             Dimension("a", -1.0, 1.0), Dimension("u1", 0.0, 1.0),
-            *(Dimension(f"u{k}", -1.0, 1.0) for k in range(2, T + 1)))
+            *(Dimension(f"u{k}", -1.0, 1.0) for k in range(2, T + 1)),
+            *((Dimension(f"s{k}", -1.0, 1.0) for k in range(1, T + 1)) if segments else ()))
 
 
 def directions(T: int) -> list[tuple[float, ...]]:
@@ -53,16 +74,27 @@ def directions(T: int) -> list[tuple[float, ...]]:
 
 
 def derivative_parts(arith: Backend, values: dict[str, Any], eps: Any, spread: Any, T: int,
-                     weights: Sequence[Any] | None = None) -> tuple[Any, list[Any], dict[tuple[int, int], Any]]:
+                     weights: Sequence[Any] | None = None,
+                     steps: Sequence[Any] | None = None,
+                     along: tuple[float, float] = (0.0, 1.0)) -> tuple[Any, list[Any], dict[tuple[int, int], Any]]:
     """What :func:`attention_derivative` shares between directions: x_1, the softmax sigma and, per pair
-    k < j, (x_k - x_j, a sigma_k sigma_j (x_k - x_j)), at every X with x_k in alpha u_k + eps ``spread``."""
+    k < j, (x_k - x_j, a sigma_k sigma_j (x_k - x_j)), at every X with x_k in alpha u_k + eps ``spread``;
+    with ``steps`` (the directions s_k, enclosed) at the points x_k + t eps s_k of the segments themselves,
+    one t in ``along`` (a part of [0, 1]) for every token (so x_k - x_j = alpha (u_k - u_j) + t eps (s_k - s_j))."""
     alpha, a = values["alpha"], values["a"]
     u = [values[f"u{k}"] for k in range(1, T + 1)]
-    x1 = alpha * u[0] + eps * spread
-    wiggle = eps * (spread - spread)  # two independent points of the segments
+    if steps is None:
+        x1 = alpha * u[0] + eps * spread
+        wiggle = eps * (spread - spread)  # two independent points of the segments
 
-    def diff(k: int, j: int) -> Any:
-        return alpha * (u[k] - u[j]) + wiggle
+        def diff(k: int, j: int) -> Any:
+            return alpha * (u[k] - u[j]) + wiggle
+    else:
+        moved = eps * arith.interval(*along)
+        x1 = alpha * u[0] + moved * steps[0]
+
+        def diff(k: int, j: int) -> Any:
+            return alpha * (u[k] - u[j]) + moved * (steps[k] - steps[j])
 
     if weights is None:
         sigma = [1 / (1 + sum((arith.exp(a * x1 * diff(m, k)) for m in range(T) if m != k), 0)) for k in range(T)]
@@ -146,8 +178,64 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
     return enclose
 
 
-def feasibility(T: int) -> Callable[[Backend, dict[str, Any]], str]:
-    """Tokens 2..T are exchangeable (with the full mask and every s enumerated): u_2 <= ... <= u_T."""
+def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enclose:
+    """With the directions s_k as dimensions (``segments``): over a box, the derivative at every point
+    x_k + t eps s_k of the segments (s in the box's S, one t in [0, 1]) is the linear form of
+    :func:`attention_derivative` in s with coefficients enclosed over the box, so its sup over s in S is at
+    one of S's 2^T vertices (no superset of the segments, as in :func:`enclosure`: at large eps that superset
+    alone exceeds the bound). At a point, its own s, clipped into what |x'_k| <= alpha leaves."""
+
+    def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
+        eps, alpha = arith.power_of_ten(values["log10_eps"]), values["alpha"]
+        steps = [values[f"s{k}"] for k in range(1, T + 1)]
+        point = all(arith.is_point(v) for v in values.values())
+        if point:
+            moved = clipped(arith, values, eps, [arith.lower(sk) for sk in steps])
+            if moved is None:
+                return []
+            sv = [arith.point(sk) for sk in moved]
+            corners: list[Sequence[Any]] = [sv]
+        else:
+            sv = steps
+            corners = list(itertools.product(*[(arith.point(arith.lower(sk)), arith.point(arith.upper(sk)))
+                                               for sk in steps]))
+
+        growth = arith.exprel(4 * alpha * eps)  # held as an interval of its own: nearly 1 where eps is small
+
+        def ratios(ar: Backend, vals: dict[str, Any]) -> list[Any]:
+            """The difference over the bound (both over eps), one per corner: a quotient, so that alpha's
+            share in both sides is one variable of the centred form."""
+            bound = factor * (4 * vals["alpha"] * vals["alpha"] * growth + eps_weight)
+            shifts: list[Any] = [0] * len(corners)
+            for piece in range(PIECES):
+                parts = derivative_parts(ar, vals, eps, None, T, steps=sv, along=(piece / PIECES, (piece + 1) / PIECES))
+                for i, corner in enumerate(corners):
+                    shifts[i] = shifts[i] + attention_derivative(ar, vals, eps, corner, None, parts=parts)
+            return [(2 * (shift / PIECES + corner[0]) if with_block else shift / PIECES) / bound
+                    for shift, corner in zip(shifts, corners, strict=True)]
+
+        quotients = ratios(arith, values) if point else centred(arith, values, CENTRED[:T + 2], ratios)
+        one = arith.point(1.0)
+        return [(quotient, one) for quotient in quotients]
+
+    return enclose
+
+
+def segment_scale(T: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A direction s_k moves its token by eps s_k where u_k moves it by alpha u_k: its width counts eps / alpha
+    times (eps and alpha at the ends that make it most), so s is halved only where eps is large."""
+
+    def scale(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+        factors = np.ones_like(lows)
+        factors[:, -T:] = (10.0 ** highs[:, 1] / lows[:, 0])[:, None]
+        return factors
+
+    return scale
+
+
+def feasibility(T: int, segments: bool = False) -> Callable[[Backend, dict[str, Any]], str]:
+    """Tokens 2..T are exchangeable (with the full mask, each with its own s): u_2 <= ... <= u_T; with
+    ``segments`` also |x'_k| = |alpha u_k + eps s_k| <= alpha."""
 
     def state(arith: Backend, values: dict[str, Any]) -> Any:
         outside: Any = False
@@ -156,6 +244,14 @@ def feasibility(T: int) -> Callable[[Backend, dict[str, Any]], str]:
             left, right = values[f"u{k}"], values[f"u{k + 1}"]
             outside = outside | (arith.lower(left) > arith.upper(right))
             straddles = straddles | (arith.upper(left) > arith.lower(right))
+        if segments:
+            alpha, eps = values["alpha"], arith.power_of_ten(values["log10_eps"])
+            for k in range(1, T + 1):
+                # |x'_k| / alpha = |u_k + (eps / alpha) s_k|: alpha divides out, no width from it
+                moved = values[f"u{k}"] + eps / alpha * values[f"s{k}"]
+                low, high = arith.lower(moved), arith.upper(moved)
+                outside = outside | (low > 1.0) | (high < -1.0)
+                straddles = straddles | (high > 1.0) | (low < -1.0)
         return feasibility_state(outside, straddles)
 
     return state
@@ -179,7 +275,7 @@ def instance_maker(T: int, with_block: bool) -> Callable[[dict[str, float], int]
         alpha = point["alpha"]
         eps = 10.0 ** point["log10_eps"]
         X = [alpha * point[f"u{k}"] for k in range(1, T + 1)]
-        s = directions(T)[choice]
+        s = [point[f"s{k}"] for k in range(1, T + 1)] if "s1" in point else directions(T)[choice]
         Xp = [perturbed(x, eps * sk, eps, alpha) for x, sk in zip(X, s, strict=True)]
         one = np.ones((1, 1, 1))
         out: dict[str, Any] = {
@@ -224,21 +320,26 @@ def search_fixed(T: int, with_block: bool) -> dict[str, Any]:
 
 def families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
              seeds: Callable[[], list[dict[str, Any]]] | None = None,
-             expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES) -> list[Family]:
+             expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES,
+             segments: tuple[int, ...] = ()) -> list[Family]:
     """One family per T and variant; ``variants``: name -> (factor, eps weight) of the bound
     factor H sqrt(d1) (alpha (exp(4 alpha eps) - 1) + eps weight x eps). ``expected``: variant ->
-    {T: the known answer} for the variants not expected to hold (unknown at the other T)."""
+    {T: the known answer} for the variants not expected to hold (unknown at the other T). ``segments``: the T
+    whose families take the perturbation's directions as dimensions (:func:`segment_enclosure`)."""
     out = []
     for T in sizes:
+        segmented = T in segments
         for variant, (factor, eps_weight) in variants.items():
             out.append(Family(
-                statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T),
-                enclose=enclosure(T, with_block, factor, eps_weight), instance=instance_maker(T, with_block),
-                feasibility=feasibility(T), contains=contains_maker(T, with_block, statement), seeds=seeds,
+                statement=statement, name=f"d1-T{T}", variant=variant, dimensions=dimensions(T, segmented),
+                enclose=(segment_enclosure if segmented else enclosure)(T, with_block, factor, eps_weight),
+                instance=instance_maker(T, with_block), feasibility=feasibility(T, segmented),
+                contains=contains_maker(T, with_block, statement), seeds=seeds,
                 search_fixed=search_fixed(T, with_block),
                 description=f"d = H = 1{', L = 1' if with_block else ''}, T = {T}, full mask, alpha in "
                             f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
                 expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held",
-                vectorised=True))
+                vectorised=True,
+                split_scale=segment_scale(T) if segmented else None))
     return out
 

@@ -1,0 +1,195 @@
+"""Lemma 13's token families with the perturbation's directions as dimensions (``segments``): the enclosure of
+the difference on the segments themselves, in parts, in its centred form (:func:`sltcheck.numerics.dual.centred`).
+
+Their uppers must bound measured / bound of the measured row at instances inside each box, evaluated in
+mpmath from the statement's formula (a second code path), at the largest eps too; mutants (the derivative at x
+alone, the centred form without its derivative) are refuted; the split halves a direction only where eps
+makes it count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mpmath
+import numpy as np
+import pytest
+
+from sltcheck.certify import INSIDE, OUTSIDE, families
+from sltcheck.certify.bnb import evaluate_batch, split_all
+from sltcheck.numerics import dual
+from sltcheck.numerics.balls import backend
+from sltcheck.statements.lemma12 import token_families
+
+RNG_SEED = 20261129
+FAMILY = "lemma13/d1-T3/as-stated"
+
+
+def _boxes_at_large_eps(family: Any, rng: np.random.Generator, count: int, share: float = 1 / 32) -> list[Any]:
+    """``count`` boxes of ``share`` of the family's width (the directions: 8 times as much), eps in
+    [10^-1.2, 10^-1] and the tokens where Lemma 13's worst cases lie (u_1 near 1, the others near -1) or
+    anywhere, half each."""
+    boxes = []
+    for index in range(count):
+        lows, highs = [], []
+        for d in family.dimensions:
+            width = (d.high - d.low) * share * (8 if d.name.startswith("s") else 1)
+            low = rng.uniform(d.low, d.high - width)
+            if d.name == "log10_eps":
+                low = rng.uniform(-1.2, -1.0 - width)
+            elif index % 2 and d.name.startswith("u"):
+                low = d.high - width if d.name == "u1" else d.low
+            lows.append(low)
+            highs.append(low + width)
+        boxes.append(_ordered(family, lows, highs))
+    return boxes
+
+
+def _ordered(family: Any, lows: list[float], highs: list[float]) -> Any:
+    """Tokens 2..T (each with its direction) in the order the family keeps (u_2 <= ... <= u_T: the others are
+    the same instances permuted)."""
+    names = [d.name for d in family.dimensions]
+    T = sum(name.startswith("u") for name in names)
+    order = sorted(range(2, T + 1), key=lambda k: lows[names.index(f"u{k}")])
+    for prefix in ("u", "s"):
+        columns = [names.index(f"{prefix}{k}") for k in range(2, T + 1)]
+        sources = [names.index(f"{prefix}{k}") for k in order]
+        lows_copy, highs_copy = list(lows), list(highs)
+        for column, source in zip(columns, sources, strict=True):
+            lows[column], highs[column] = lows_copy[source], highs_copy[source]
+    return tuple(lows), tuple(highs)
+
+
+def _row_one_ratios(family: Any, boxes: list[Any], rng: np.random.Generator) -> list[float]:
+    """At an inner point of each box: measured / bound of the family's instance there, in mpmath at 50 digits
+    and written here from Lemma 13's statement (a second code path): the first row of the block
+    Blk(x) = 2 (sum_k sigma_k x_k + x_1), sigma = softmax(a x_1 x_k), over H sqrt(d1) (alpha (e^{4 alpha eps}
+    - 1) + 2 eps) times the variant's factor (-inf where the point lies outside the family)."""
+    factor = {"as-stated": 1, "as-proven": 2}[family.variant]
+    out = []
+    with mpmath.workdps(50):
+        for lows, highs in boxes:
+            point = {d.name: lo + (hi - lo) * t for d, lo, hi, t in
+                     zip(family.dimensions, lows, highs, rng.uniform(0.1, 0.9, len(lows)), strict=True)}
+            if family.feasibility(backend("arb" if backend().name == "arb" else "mpmath"),
+                                  {k: backend().interval(v, v) for k, v in point.items()}) != INSIDE:
+                out.append(-math.inf)
+                continue
+            instance = family.instance(point, 0)
+            a, alpha, eps = (mpmath.mpf(float(v)) for v in (np.ravel(instance["W_Q"])[0], instance["alpha"],
+                                                             instance["eps_max"]))
+
+            def row_one(tokens: Any, a: Any = a) -> Any:
+                x = [mpmath.mpf(float(v)) for v in np.ravel(tokens)]
+                weights = [mpmath.exp(a * x[0] * xk) for xk in x]
+                return 2 * (mpmath.fsum(w * xk for w, xk in zip(weights, x, strict=True)) / mpmath.fsum(weights) + x[0])
+
+            measured = abs(row_one(instance["X_perturbed"]) - row_one(instance["X"]))
+            out.append(float(measured / (factor * (alpha * mpmath.expm1(4 * alpha * eps) + 2 * eps))))
+    return out
+
+
+def _uppers(family: Any, boxes: list[Any]) -> list[float]:
+    results = evaluate_batch(backend("arrays"), family, boxes, lower=False)
+    return [-math.inf if r.state == OUTSIDE else r.upper for r in results]
+
+
+@pytest.mark.parametrize("key", [FAMILY, "lemma13/d1-T2/as-proven"])
+def test_segment_uppers_bound_the_statements_own_ratio_at_the_largest_eps(key: str) -> None:
+    family = families()[key]
+    rng = np.random.default_rng(RNG_SEED)
+    boxes = _boxes_at_large_eps(family, rng, 16)
+    lowers, uppers = _row_one_ratios(family, boxes, rng), _uppers(family, boxes)
+    assert all(low <= up for low, up in zip(lowers, uppers, strict=True)), list(zip(lowers, uppers, strict=True))
+    assert sum(low > 0 for low in lowers) >= 4
+
+
+def test_the_derivative_at_x_alone_is_refuted_at_large_eps() -> None:
+    """The mutant: the difference over eps taken as the derivative at the unperturbed tokens (each part of the
+    segment shrunk to t = 0), a linearisation without its remainder; on boxes narrow enough that the enclosures
+    are nearly points, the measured row's ratio exceeds its uppers at some instance, and never the honest ones."""
+    family = families()[FAMILY]
+    rng = np.random.default_rng(RNG_SEED)
+    boxes = _boxes_at_large_eps(family, rng, 24, share=1e-9)
+    lowers = _row_one_ratios(family, boxes, rng)
+    honest = token_families.derivative_parts
+
+    def at_x(*args: Any, **kwargs: Any) -> Any:
+        return honest(*args, **{**kwargs, "along": (0.0, 0.0)})
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(token_families, "derivative_parts", at_x)
+        mutated = _uppers(family, boxes)
+    assert all(low <= up for low, up in zip(lowers, _uppers(family, boxes), strict=True))
+    assert any(low > up for low, up in zip(lowers, mutated, strict=True))
+
+
+def _product(arith: Any, values: dict[str, Any]) -> list[Any]:
+    x, y = values["x"], values["y"]
+    return [x * y + arith.exp(x) - y * y, x * x * values["z"]]
+
+
+@pytest.mark.parametrize("name", ["arb", "mpmath", "arrays"])
+def test_the_centred_form_contains_every_value_and_its_mutant_does_not(name: str) -> None:
+    """centred(): every sampled value of two functions lies in it, on each backend; without the derivative
+    term (the value at the midpoint alone) a sampled value falls outside."""
+    arith = backend(name)
+    if name == "arb" and arith.name != "arb":
+        pytest.skip("python-flint is not installed")
+    rng = np.random.default_rng(RNG_SEED)
+    outside_mutant = 0
+    for _ in range(20):
+        centre = rng.uniform(-1, 1, 3)
+        width = rng.uniform(0.01, 0.2, 3)
+        lows, highs = centre - width, centre + width
+        values = {n: arith.interval(lo, hi) for n, lo, hi in zip("xyz", lows, highs, strict=True)}
+        enclosed = dual.centred(arith, values, ["x", "y"], _product)
+        middle = {n: arith.point((lo + hi) / 2) for n, lo, hi in zip("xy", lows[:2], highs[:2], strict=True)}
+        mutant = _product(arith, {**values, **middle})
+        for _ in range(20):
+            p = rng.uniform(lows, highs)
+            x, y, z = p
+            exact = [x * y + math.exp(x) - y * y, x * x * z]
+            for value, box, wrong in zip(exact, enclosed, mutant, strict=True):
+                assert float(np.min(arith.lower(box))) - 1e-12 <= value <= float(np.max(arith.upper(box))) + 1e-12
+                outside_mutant += not float(np.min(arith.lower(wrong))) <= value <= float(np.max(arith.upper(wrong)))
+    assert outside_mutant > 0
+
+
+def test_the_centred_form_is_tighter_than_the_plain_enclosure_near_a_stationary_point() -> None:
+    """x (1 - x) + y (2 - y) near (1/2, 1), where both derivatives vanish: the plain enclosure's excess is
+    first order in the width, the centred form's second order."""
+    arith = backend("arrays")
+
+    def bowl(ar: Any, values: dict[str, Any]) -> list[Any]:
+        x, y = values["x"], values["y"]
+        return [x * (1 - x) + y * (2 - y)]
+
+    values = {"x": arith.interval(0.49, 0.51), "y": arith.interval(0.99, 1.01)}
+    width = [float(np.max(arith.upper(v) - arith.lower(v)))
+             for v in (dual.centred(arith, values, ["x", "y"], bowl)[0], bowl(arith, values)[0])]
+    assert width[0] < 0.1 * width[1]
+
+
+def test_directions_are_halved_only_where_eps_makes_them_count() -> None:
+    family = families()[FAMILY]
+    names = [d.name for d in family.dimensions]
+
+    def box(log10_eps: tuple[float, float]) -> Any:
+        lows = [1.0, log10_eps[0], 0.9, 0.9, -1.0, -1.0, -1.0, -1.0, -1.0]
+        highs = [1.05, log10_eps[1], 0.95, 0.95, -0.9, -0.9, 1.0, 1.0, 1.0]
+        return tuple(lows), tuple(highs)
+
+    small, large = split_all(family, [box((-6.0, -5.9)), box((-1.05, -1.0))])[::2]
+    changed = [[names[i] for i, (a, b) in enumerate(zip(half[1], whole[1], strict=True)) if a != b]
+               for half, whole in ((small, box((-6.0, -5.9))), (large, box((-1.05, -1.0))))]
+    assert [name[0] for name in changed[0]] != ["s"]
+    assert [name[0] for name in changed[1]] == ["s"]
+
+
+def test_a_box_whose_perturbed_token_leaves_the_ball_is_outside() -> None:
+    family = families()[FAMILY]
+    lows = (1.0, -1.01, 0.5, 0.999, -1.0, -1.0, 0.5, -1.0, -1.0)
+    highs = (1.01, -1.0, 0.6, 1.0, -0.9, -0.9, 1.0, 1.0, 1.0)
+    assert evaluate_batch(backend("arrays"), family, [(lows, highs)], lower=False)[0].state == OUTSIDE
