@@ -10,14 +10,15 @@ makes it count.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import mpmath
 import numpy as np
 import pytest
 
-from sltcheck.certify import INSIDE, OUTSIDE, families
-from sltcheck.certify.bnb import evaluate_batch, split_all
+from sltcheck.certify import OUTSIDE, families
+from sltcheck.certify.bnb import evaluate_batch, evaluate_box, split_all
 from sltcheck.numerics import dual
 from sltcheck.numerics.balls import backend
 from sltcheck.statements.lemma12 import token_families
@@ -61,32 +62,43 @@ def _ordered(family: Any, lows: list[float], highs: list[float]) -> Any:
     return tuple(lows), tuple(highs)
 
 
-def _row_one_ratios(family: Any, boxes: list[Any], rng: np.random.Generator) -> list[float]:
-    """At an inner point of each box: measured / bound of the family's instance there, in mpmath at 50 digits
-    and written here from Lemma 13's statement (a second code path): the first row of the block
-    Blk(x) = 2 (sum_k sigma_k x_k + x_1), sigma = softmax(a x_1 x_k), over H sqrt(d1) (alpha (e^{4 alpha eps}
-    - 1) + 2 eps) times the variant's factor (-inf where the point lies outside the family)."""
-    factor = {"as-stated": 1, "as-proven": 2}[family.variant]
-    out = []
+def _row_one(instance: dict[str, Any], tokens: Any) -> Any:
+    """The first row of Lemma 13's block at d = 1, written from the statement: Blk(x_1) = (1 + w)(W_V W_O
+    sum_k sigma_k x_k + x_1), sigma = softmax(W_Q W_K x_1 x_k), in mpmath."""
+    a = mpmath.mpf(float(np.ravel(instance["W_Q"])[0] * np.ravel(instance["W_K"])[0]))
+    c = mpmath.mpf(float(np.ravel(instance["W_V"])[0] * np.ravel(instance["W_O"])[0]))
+    w = mpmath.mpf(float(np.ravel(instance["fc_layers"][0])[0]))
+    x = [mpmath.mpf(float(v)) for v in np.ravel(tokens)]
+    weights = [mpmath.exp(a * x[0] * xk) for xk in x]
+    return (1 + w) * (c * mpmath.fsum(v * xk for v, xk in zip(weights, x, strict=True)) / mpmath.fsum(weights) + x[0])
+
+
+def _ratio(instance: dict[str, Any], factor: float) -> float:
+    """measured / bound of the first row (H = d1 = 1), in mpmath at 50 digits."""
     with mpmath.workdps(50):
-        for lows, highs in boxes:
-            point = {d.name: lo + (hi - lo) * t for d, lo, hi, t in
-                     zip(family.dimensions, lows, highs, rng.uniform(0.1, 0.9, len(lows)), strict=True)}
-            if family.feasibility(backend("arb" if backend().name == "arb" else "mpmath"),
-                                  {k: backend().interval(v, v) for k, v in point.items()}) != INSIDE:
-                out.append(-math.inf)
-                continue
-            instance = family.instance(point, 0)
-            a, alpha, eps = (mpmath.mpf(float(v)) for v in (np.ravel(instance["W_Q"])[0], instance["alpha"],
-                                                             instance["eps_max"]))
+        alpha, eps = mpmath.mpf(float(instance["alpha"])), mpmath.mpf(float(instance["eps_max"]))
+        measured = abs(_row_one(instance, instance["X_perturbed"]) - _row_one(instance, instance["X"]))
+        return float(measured / (factor * (alpha * mpmath.expm1(4 * alpha * eps) + 2 * eps)))
 
-            def row_one(tokens: Any, a: Any = a) -> Any:
-                x = [mpmath.mpf(float(v)) for v in np.ravel(tokens)]
-                weights = [mpmath.exp(a * x[0] * xk) for xk in x]
-                return 2 * (mpmath.fsum(w * xk for w, xk in zip(weights, x, strict=True)) / mpmath.fsum(weights) + x[0])
 
-            measured = abs(row_one(instance["X_perturbed"]) - row_one(instance["X"]))
-            out.append(float(measured / (factor * (alpha * mpmath.expm1(4 * alpha * eps) + 2 * eps))))
+def _in_ball(point: dict[str, float], T: int) -> bool:
+    """|x'_k| = |alpha u_k + eps s_k| <= alpha for every token, exactly."""
+    alpha, eps = Fraction(point["alpha"]), Fraction(10.0 ** point["log10_eps"])
+    return all(abs(alpha * Fraction(point[f"u{k}"]) + eps * Fraction(point[f"s{k}"])) <= alpha for k in range(1, T + 1))
+
+
+def _row_one_ratios(family: Any, boxes: list[Any], rng: np.random.Generator) -> list[float]:
+    """At an inner point of each box: the largest measured / bound of the first row over the instances there
+    (W_V W_O = +-1), evaluated in mpmath from the lemma's formula (a second code path); -inf where the point
+    is no instance (a perturbed token outside the ball)."""
+    factor = {"as-stated": 1, "as-proven": 2}[family.variant]
+    T = sum(d.name.startswith("u") for d in family.dimensions)
+    out = []
+    for lows, highs in boxes:
+        point = {d.name: lo + (hi - lo) * t for d, lo, hi, t in
+                 zip(family.dimensions, lows, highs, rng.uniform(0.1, 0.9, len(lows)), strict=True)}
+        out.append(max(_ratio(family.instance(point, choice), factor) for choice in (0, 1))
+                   if _in_ball(point, T) else -math.inf)
     return out
 
 
@@ -193,3 +205,55 @@ def test_a_box_whose_perturbed_token_leaves_the_ball_is_outside() -> None:
     lows = (1.0, -1.01, 0.5, 0.999, -1.0, -1.0, 0.5, -1.0, -1.0)
     highs = (1.01, -1.0, 0.6, 1.0, -0.9, -0.9, 1.0, 1.0, 1.0)
     assert evaluate_batch(backend("arrays"), family, [(lows, highs)], lower=False)[0].state == OUTSIDE
+
+
+@pytest.mark.parametrize("name", ["arb", "mpmath"])
+def test_a_scalar_backend_encloses_a_segment_box_as_the_arrays_do(name: str) -> None:
+    """The same enclosure on a scalar backend (one box at a time: duals beside arb balls or mpmath intervals)
+    bounds the measured row too, and is finite where the arrays' is (their roundings differ: no closer
+    agreement is designed)."""
+    arith = backend(name)
+    if name == "arb" and arith.name != "arb":
+        pytest.skip("python-flint is not installed")
+    family = families()[FAMILY]
+    rng = np.random.default_rng(RNG_SEED)
+    boxes = _boxes_at_large_eps(family, rng, 4)
+    lowers = _row_one_ratios(family, boxes, rng)
+    arrays = _uppers(family, boxes)
+    scalar = [evaluate_box(arith, family, box, lower=False).upper for box in boxes]
+    for low, up, other in zip(lowers, scalar, arrays, strict=True):
+        assert low <= up
+        assert math.isfinite(up) or other == -math.inf
+
+
+def test_every_instance_maps_into_the_family_with_its_ratio() -> None:
+    """The reductions the family argues, checked on instances drawn from the whole space (u_1 of either sign,
+    the tokens in any order, any direction in the ball, W_V W_O = +-1): x -> -x with s -> -s, then tokens
+    2..T sorted with their directions, give a point of the family's box, not outside its feasibility, whose
+    instance, at the candidate of the same W_V W_O, has the same first row ratio."""
+    family = families()[FAMILY]
+    names, arith = [d.name for d in family.dimensions], backend("arrays").scalar
+    rng = np.random.default_rng(RNG_SEED)
+    checked = 0
+    for index in range(60):
+        near_edge = index % 2  # the largest eps, tokens near +-1: where the ball cuts the directions
+        raw = {"alpha": rng.uniform(1, 2), "log10_eps": rng.uniform(-1.3, -1) if near_edge else rng.uniform(-6, -1),
+               "a": rng.uniform(-1, 1), **{f"s{k}": rng.uniform(-1, 1) for k in (1, 2, 3)},
+               **{f"u{k}": rng.choice([-1, 1]) * rng.uniform(0.97, 1) if near_edge else rng.uniform(-1, 1)
+                  for k in (1, 2, 3)}}
+        if not _in_ball(raw, 3):
+            continue
+        sign = 1.0 if raw["u1"] >= 0 else -1.0
+        flipped = {**raw, **{k: sign * v for k, v in raw.items() if k[0] in "us"}}
+        order = sorted((2, 3), key=lambda k: flipped[f"u{k}"])
+        point = {**flipped, **{f"{p}{slot}": flipped[f"{p}{k}"] for slot, k in zip((2, 3), order, strict=True)
+                               for p in "us"}}
+        assert all(d.low <= point[d.name] <= d.high for d in family.dimensions), point
+        at_point = {name: arith.interval(point[name], point[name]) for name in names}
+        assert family.feasibility(arith, at_point) != OUTSIDE, point
+        for choice in (0, 1):
+            original = family.instance(raw, choice)  # the unreduced instance: the same construction, off the box
+            assert _ratio(family.instance(point, choice), 1.0) == pytest.approx(_ratio(original, 1.0), rel=1e-9)
+        checked += 1
+    assert checked >= 20
+    assert names[-3:] == ["s1", "s2", "s3"]

@@ -19,6 +19,7 @@ class Dual:
     # the derivative multiplies from the left: a numpy array of directions times an mpmath interval is
     # elementwise, the other way round mpmath would read a two-element array as an interval's ends
     __slots__ = ("d", "v")
+    __array_ufunc__ = None  # ndarray (op) Dual defers to Dual's reflected operators, not an object array
 
     def __init__(self, v: Any, d: Any) -> None:
         self.v, self.d = v, d
@@ -84,7 +85,11 @@ def centred(arith: Backend, values: dict[str, Any], names: Sequence[str],
     """Each enclosure ``fn`` gives over the box ``values``, intersected with its mean-value (centred) form
     in the coordinates ``names``: f(m) + sum_i df/dx_i(box) (x_i - m_i), m the box's midpoint in them (the
     others stay intervals in both terms). Its excess over the true range shrinks with the square of the
-    box's width, the plain enclosure's only with the width: what decides boxes near a tight supremum."""
+    box's width, the plain enclosure's only with the width: what decides boxes near a tight supremum.
+
+    Sound when ``fn`` uses only +, -, x, / and the backend's exp on the coordinates (the operations duals
+    carry, :class:`Tangents`); an enclosure ``fn`` reads from outside (over the box) is an independent
+    variable held fixed, the same in both calls, which only widens the form."""
     count = len(names)
     tangent = {**values, **{name: Dual(values[name], arith.unit_vector(i, count)) for i, name in enumerate(names)}}
     over_box = fn(Tangents(arith), tangent)  # type: ignore[arg-type]

@@ -9,10 +9,10 @@ the box
     alpha in [1, ALPHA_HIGH], eps_max = 10^e (e in [LOG_EPS_LOW, LOG_EPS_HIGH]), a = W_Q W_K in [-1, 1],
     u_1 in [0, 1], u_2 in [-1, 1], pi in [1 / LONGEST, 1 - 1 / LONGEST],
 
-with the symmetries of :mod:`sltcheck.statements.lemma12.token_families` removed the same way (W_V W_O = 1, w = 1,
-x -> -x; the other value's row is the point with the values swapped, pi -> 1 - pi). Every sequence of at
-most LONGEST tokens with two values is a point of it (pi = n / T), and every point with rational pi is a
-sequence (of its denominator's length); its closure is what the branch-and-bound bounds, so a certified
+with the symmetries of :mod:`sltcheck.statements.lemma12.token_families` removed the same way (W_V W_O = 1,
+Lemma 13's +-1, w = 1, x -> -x; the other value's row is the point with the values swapped, pi -> 1 - pi).
+Every sequence of at most LONGEST tokens with two values is a point of it (pi = n / T), and every point with
+rational pi is a sequence (of its denominator's length); its closure is what the branch-and-bound bounds, so a certified
 bracket of sup measured / bound over the box brackets the supremum over all such sequences. That supremum
 is the closed form of :mod:`sltcheck.statements.lemma12.worst_case` (two values at +-alpha, pi the
 irrational 5 / (3 e^2 + 5) at alpha = 1): certifying the family certifies the closed form over every
@@ -43,6 +43,7 @@ from sltcheck.statements.lemma12.token_families import (
     derivative_parts,
     direction_shift,
     directions,
+    output_sign,
     perturbed,
 )
 
@@ -77,7 +78,7 @@ def enclosure(with_block: bool, factor: float, eps_weight: float,
         signs = directions(2) if free else [(s1, s2) for s1 in (1.0, -1.0) for s2 in (1.0, -1.0)]
         parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), 2, weights)
         return [(shift, over_eps) for s in signs
-                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, weights, parts)) is not None]
+                for shift in direction_shift(arith, values, eps, s, is_point, with_block, weights, parts) or []]
 
     return enclose
 
@@ -89,7 +90,8 @@ def instance_maker(with_block: bool, free: bool = True) -> Callable[[dict[str, f
         alpha, eps = point["alpha"], 10.0 ** point["log10_eps"]
         n = counts(np.array([point["pi"], 1.0 - point["pi"]]))
         values = [alpha * point.get("u1", 1.0), alpha * point.get("u2", -1.0)]
-        s = signs[choice]
+        direction, c = output_sign(choice, with_block)
+        s = signs[direction]
         X = np.repeat(np.array(values), n)
         Xp = np.repeat(np.array([perturbed(x, eps * sk, eps, alpha) for x, sk in zip(values, s, strict=True)]), n)
         T = int(n.sum())
@@ -97,7 +99,7 @@ def instance_maker(with_block: bool, free: bool = True) -> Callable[[dict[str, f
         out: dict[str, Any] = {
             "alpha": alpha, "d1": 1, "d2": 1, "eps_max": eps, "X": X.reshape(T, 1), "X_perturbed": Xp.reshape(T, 1),
             "mask": np.ones((T, T), dtype=np.int8), "W_Q": np.full((1, 1, 1), point["a"]), "W_K": one.copy(),
-            "W_V": one.copy(), "W_O": one.copy()}
+            "W_V": one.copy(), "W_O": np.full((1, 1, 1), c)}
         if with_block:
             out["fc_layers"] = [np.ones((1, 1))]
         return out

@@ -6,9 +6,9 @@ full mask, alpha in [1, ALPHA_HIGH] (alpha-large: alpha >= 1), eps_max = 10^e wi
 [LOG_EPS_LOW, LOG_EPS_HIGH]. The free parameters and what is removed (no instance is lost):
 
 - a = W_Q W_K in [-1, 1] (any product of two entries of [-1, 1]; d_K = 1 so no 1/sqrt(d_K));
-- W_V W_O: the left side is |W_V W_O| times its value at W_V W_O = 1 and the bound does not involve
-  it, so W_V W_O = 1 (W_V = W_O = 1); Lemma 13's FC weight w: Blk = (1 + w)(Attn + x) with one
-  layer, 1 + w in [0, 2], so w = 1;
+- W_V W_O = c in [-1, 1]: Lemma 12's left side is |c| times its value at c = 1, so c = 1; Lemma 13's block
+  Blk = (1 + w)(c Attn + x) (one layer, 1 + w in [0, 2], so w = 1) is linear in c, its |.| convex, so c is
+  one of +-1, each a candidate (``OUTPUT_SIGNS``; the instance's W_O = c);
 - the row: with the full mask, permuting the tokens permutes the rows, so the measured row is the first;
 - tokens x_k = alpha u_k, u_k in [-1, 1], u_1 >= 0 (x -> -x flips every output: the left side is unchanged);
 - perturbed tokens x'_k = x_k + eps_max s_k with s_k in [-1, 1] (exactly |x_k - x'_k| <= eps_max; x -> -x
@@ -125,16 +125,17 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
     :func:`derivative_parts` gives at the same ``spread`` (computed once for every direction of a box)."""
     T = len(s)
     x1, sigma, pairs = parts if parts is not None else derivative_parts(arith, values, eps, spread, T, weights)
-    total = s[0] + sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0)
+    # the parts on the left of each product and sum: they may be duals, which an mpmath interval cannot take
+    total = sum((sigma[k] * (s[k] - s[0]) for k in range(1, T)), 0) + s[0]
     for (k, j), (d, scale) in pairs.items():
-        total = total + scale * (s[0] * d + x1 * (s[k] - s[j]))
+        total = total + scale * (d * s[0] + x1 * (s[k] - s[j]))
     return total
 
 
 def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float], is_point: bool,
-                    with_block: bool, weights: Sequence[Any] | None = None, parts: Any = None) -> Any:
-    """The derivative of the output (the attention's, or the block's with ``with_block``) along the
-    vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
+                    with_block: bool, weights: Sequence[Any] | None = None, parts: Any = None) -> list[Any] | None:
+    """The derivative of the output (the attention's, or the block's with ``with_block``: :func:`outputs`) along
+    the vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
     the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own.
     ``parts``: over a box, :func:`derivative_parts` at spread [-1, 1] (shared by every direction)."""
     if is_point:
@@ -145,7 +146,21 @@ def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequenc
     else:
         sv, spread = list(s), arith.interval(-1.0, 1.0)
     shift = attention_derivative(arith, values, eps, sv, spread, weights, None if is_point else parts)
-    return 2 * (shift + sv[0]) if with_block else shift
+    return outputs(shift, sv[0], with_block)
+
+
+OUTPUT_SIGNS = (1.0, -1.0)  # Lemma 13's W_V W_O = c, one candidate each (the block is linear in it)
+
+
+def outputs(shift: Any, s1: Any, with_block: bool) -> list[Any]:
+    """The candidates of one direction: the attention's shift, or the block's 2 (c shift + s_1) for each c of
+    OUTPUT_SIGNS (with ``with_block``)."""
+    return [2 * (shift * c + s1) for c in OUTPUT_SIGNS] if with_block else [shift]
+
+
+def output_sign(choice: int, with_block: bool) -> tuple[int, float]:
+    """(the direction's index, c) of candidate ``choice`` (the order of :func:`outputs`)."""
+    return (choice // len(OUTPUT_SIGNS), OUTPUT_SIGNS[choice % len(OUTPUT_SIGNS)]) if with_block else (choice, 1.0)
 
 
 def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]) -> list[float] | None:
@@ -173,24 +188,27 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
         parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), T)
         return [(shift, over_eps) for s in directions(T)
-                if (shift := direction_shift(arith, values, eps, s, is_point, with_block, parts=parts)) is not None]
+                for shift in direction_shift(arith, values, eps, s, is_point, with_block, parts=parts) or []]
 
     return enclose
 
 
 def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enclose:
-    """With the directions s_k as dimensions (``segments``): over a box, the derivative at every point
-    x_k + t eps s_k of the segments (s in the box's S, one t in [0, 1]) is the linear form of
-    :func:`attention_derivative` in s with coefficients enclosed over the box, so its sup over s in S is at
-    one of S's 2^T vertices (no superset of the segments, as in :func:`enclosure`: at large eps that superset
-    alone exceeds the bound). At a point, its own s, clipped into what |x'_k| <= alpha leaves."""
+    """With the directions s_k as dimensions (``segments``). Over a box: the difference over eps is the integral
+    over t in [0, 1] of the derivative along s at x_k + t eps s_k (one t for every token), so it is the mean
+    over PIECES parts of [0, 1] of the derivative's mean on each, and that lies in the derivative's enclosure
+    over the part. The derivative is the linear form of :func:`attention_derivative` in s, with coefficients
+    that depend on s and t but lie in their enclosure over the box and the part; a mean of such forms is the
+    form at the mean coefficients, so for every s of the box's S its |.| is at most the largest over S's 2^T
+    vertices of the form's enclosure (no superset of the segments, as in :func:`enclosure`: at large eps that
+    superset alone exceeds the bound). At a point: its own s, clipped into what |x'_k| <= alpha leaves."""
 
     def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
         eps, alpha = arith.power_of_ten(values["log10_eps"]), values["alpha"]
         steps = [values[f"s{k}"] for k in range(1, T + 1)]
         point = all(arith.is_point(v) for v in values.values())
         if point:
-            moved = clipped(arith, values, eps, [arith.lower(sk) for sk in steps])
+            moved = clipped(arith, values, eps, [float(arith.ends(sk)[0]) for sk in steps])
             if moved is None:
                 return []
             sv = [arith.point(sk) for sk in moved]
@@ -211,8 +229,8 @@ def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float
                 parts = derivative_parts(ar, vals, eps, None, T, steps=sv, along=(piece / PIECES, (piece + 1) / PIECES))
                 for i, corner in enumerate(corners):
                     shifts[i] = shifts[i] + attention_derivative(ar, vals, eps, corner, None, parts=parts)
-            return [(2 * (shift / PIECES + corner[0]) if with_block else shift / PIECES) / bound
-                    for shift, corner in zip(shifts, corners, strict=True)]
+            return [output / bound for shift, corner in zip(shifts, corners, strict=True)
+                    for output in outputs(shift / PIECES, corner[0], with_block)]
 
         quotients = ratios(arith, values) if point else centred(arith, values, CENTRED[:T + 2], ratios)
         one = arith.point(1.0)
@@ -225,9 +243,12 @@ def segment_scale(T: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A direction s_k moves its token by eps s_k where u_k moves it by alpha u_k: its width counts eps / alpha
     times (eps and alpha at the ends that make it most), so s is halved only where eps is large."""
 
+    names = [d.name for d in dimensions(T, segments=True)]
+    alpha, log10_eps, first = names.index("alpha"), names.index("log10_eps"), names.index("s1")
+
     def scale(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
         factors = np.ones_like(lows)
-        factors[:, -T:] = (10.0 ** highs[:, 1] / lows[:, 0])[:, None]
+        factors[:, first:first + T] = (10.0 ** highs[:, log10_eps] / lows[:, alpha])[:, None]
         return factors
 
     return scale
@@ -247,7 +268,7 @@ def feasibility(T: int, segments: bool = False) -> Callable[[Backend, dict[str, 
         if segments:
             alpha, eps = values["alpha"], arith.power_of_ten(values["log10_eps"])
             for k in range(1, T + 1):
-                # |x'_k| / alpha = |u_k + (eps / alpha) s_k|: alpha divides out, no width from it
+                # |x'_k| / alpha = |u_k + (eps / alpha) s_k| <= 1
                 moved = values[f"u{k}"] + eps / alpha * values[f"s{k}"]
                 low, high = arith.lower(moved), arith.upper(moved)
                 outside = outside | (low > 1.0) | (high < -1.0)
@@ -275,7 +296,8 @@ def instance_maker(T: int, with_block: bool) -> Callable[[dict[str, float], int]
         alpha = point["alpha"]
         eps = 10.0 ** point["log10_eps"]
         X = [alpha * point[f"u{k}"] for k in range(1, T + 1)]
-        s = [point[f"s{k}"] for k in range(1, T + 1)] if "s1" in point else directions(T)[choice]
+        direction, c = output_sign(choice, with_block)
+        s = [point[f"s{k}"] for k in range(1, T + 1)] if "s1" in point else directions(T)[direction]
         Xp = [perturbed(x, eps * sk, eps, alpha) for x, sk in zip(X, s, strict=True)]
         one = np.ones((1, 1, 1))
         out: dict[str, Any] = {
@@ -283,7 +305,7 @@ def instance_maker(T: int, with_block: bool) -> Callable[[dict[str, float], int]
             "X": np.asarray(X, dtype=np.float64).reshape(T, 1),
             "X_perturbed": np.asarray(Xp, dtype=np.float64).reshape(T, 1),
             "mask": np.ones((T, T), dtype=np.int8),
-            "W_Q": np.full((1, 1, 1), point["a"]), "W_K": one.copy(), "W_V": one.copy(), "W_O": one.copy(),
+            "W_Q": np.full((1, 1, 1), point["a"]), "W_K": one.copy(), "W_V": one.copy(), "W_O": np.full((1, 1, 1), c),
         }
         if with_block:
             out["fc_layers"] = [np.ones((1, 1))]
