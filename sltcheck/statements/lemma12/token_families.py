@@ -54,8 +54,9 @@ Enclose = Callable[[Backend, dict[str, Any]], list[Ratio]]
 ALPHA_HIGH = 2.0
 LOG_EPS_LOW, LOG_EPS_HIGH = -6.0, -1.0
 SIZES = (2, 3, 4)
-# the segments' parts: the difference over eps is the mean of the derivative's enclosures on them (2: held in
-# about 90 s for Lemma 13 at T = 3 as stated; 1 leaves eps = 0.1 open at 120 s, 3 and 4 cost more than they gain)
+# the segments' parts: the difference over eps is the mean of the derivative's enclosures on them (measured on
+# Lemma 13 at T = 3 as stated, W_V W_O = 1 alone: 2 parts held in about 90 s, 1 left eps = 0.1 open at 120 s,
+# 3 and 4 cost more than they gained)
 PIECES = 2
 CENTRED = ("alpha", "a", "u1", "u2", "u3", "u4")  # the coordinates of the centred form (first T + 2)
 
