@@ -78,7 +78,7 @@ def enclosure(with_block: bool, factor: float, eps_weight: float,
         signs = directions(2) if free else [(s1, s2) for s1 in (1.0, -1.0) for s2 in (1.0, -1.0)]
         parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), 2, weights)
         return [(shift, over_eps) for s in signs
-                for shift in direction_shift(arith, values, eps, s, is_point, with_block, weights, parts) or []]
+                for shift in direction_shift(arith, values, eps, s, is_point, with_block, weights, parts)]
 
     return enclose
 

@@ -58,7 +58,6 @@ SIZES = (2, 3, 4)
 # Lemma 13 at T = 3 as stated, W_V W_O = 1 alone: 2 parts held in about 90 s, 1 left eps = 0.1 open at 120 s,
 # 3 and 4 cost more than they gained)
 PIECES = 2
-CENTRED = ("alpha", "a", "u1", "u2", "u3", "u4")  # the coordinates of the centred form (first T + 2)
 
 
 def dimensions(T: int, segments: bool = False) -> tuple[Dimension, ...]:
@@ -134,15 +133,13 @@ def attention_derivative(arith: Backend, values: dict[str, Any], eps: Any, s: Se
 
 
 def direction_shift(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float], is_point: bool,
-                    with_block: bool, weights: Sequence[Any] | None = None, parts: Any = None) -> list[Any] | None:
+                    with_block: bool, weights: Sequence[Any] | None = None, parts: Any = None) -> list[Any]:
     """The derivative of the output (the attention's, or the block's with ``with_block``: :func:`outputs`) along
-    the vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves (None: no room), over a box
+    the vertex ``s``: at a point ``s`` clipped into what |x'_k| <= alpha leaves, over a box
     the whole segment. Blk = (1 + w)(Attn + x) at w = 1 doubles the attention's shift plus x's own.
     ``parts``: over a box, :func:`derivative_parts` at spread [-1, 1] (shared by every direction)."""
     if is_point:
         moved = clipped(arith, values, eps, s)
-        if moved is None:
-            return None
         sv, spread = moved, arith.interval(min(0.0, *moved), max(0.0, *moved))
     else:
         sv, spread = list(s), arith.interval(-1.0, 1.0)
@@ -164,9 +161,9 @@ def output_sign(choice: int, with_block: bool) -> tuple[int, float]:
     return (choice // len(OUTPUT_SIGNS), OUTPUT_SIGNS[choice % len(OUTPUT_SIGNS)]) if with_block else (choice, 1.0)
 
 
-def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]) -> list[float] | None:
+def clipped(arith: Backend, values: dict[str, Any], eps: Any, s: Sequence[float]) -> list[float]:
     """At a point: s with each s_k moved into the range that keeps |x_k + eps s_k| <= alpha (a box
-    of s), so the point is an instance; None where the range cannot be enclosed tightly."""
+    of s), so the point is an instance."""
     out = []
     for k, sk in enumerate(s, start=1):
         room_hi = (1 - values[f"u{k}"]) * values["alpha"] / eps
@@ -189,7 +186,7 @@ def enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enc
         over_eps = factor * (4 * alpha * alpha * arith.exprel(4 * alpha * eps) + eps_weight)
         parts = None if is_point else derivative_parts(arith, values, eps, arith.interval(-1.0, 1.0), T)
         return [(shift, over_eps) for s in directions(T)
-                for shift in direction_shift(arith, values, eps, s, is_point, with_block, parts=parts) or []]
+                for shift in direction_shift(arith, values, eps, s, is_point, with_block, parts=parts)]
 
     return enclose
 
@@ -210,8 +207,6 @@ def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float
         point = all(arith.is_point(v) for v in values.values())
         if point:
             moved = clipped(arith, values, eps, [float(arith.ends(sk)[0]) for sk in steps])
-            if moved is None:
-                return []
             sv = [arith.point(sk) for sk in moved]
             corners: list[Sequence[Any]] = [sv]
         else:
@@ -233,7 +228,8 @@ def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float
             return [output / bound for shift, corner in zip(shifts, corners, strict=True)
                     for output in outputs(shift / PIECES, corner[0], with_block)]
 
-        quotients = ratios(arith, values) if point else centred(arith, values, CENTRED[:T + 2], ratios)
+        names = ["alpha", "a", *(f"u{k}" for k in range(1, T + 1))]  # the centred form's coordinates
+        quotients = ratios(arith, values) if point else centred(arith, values, names, ratios)
         one = arith.point(1.0)
         return [(quotient, one) for quotient in quotients]
 
