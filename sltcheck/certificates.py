@@ -251,7 +251,7 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
             found.append(f"{where} lower.ratio: recorded {lower.get('ratio')!r}, the finding's worst_ratio "
                          f"{match['worst_ratio']!r}")
         low = _number((lower.get("certified") or [None])[0])
-        constant = _number(row.get("constant"))
+        constant = _number(row.get("constant") if row.get("bracket") is None else row["bracket"][1])
         if constant is not None and low is not None and constant < low:
             found.append(f"{where} constant: {constant!r} lies below its own certified lower end {low!r}")
     return found
@@ -260,7 +260,10 @@ def _repaired_problems(data: dict[str, Any]) -> list[str]:
 def _declared_problems(row: dict[str, Any], declared: dict[str, Any]) -> list[str]:
     """A repaired-constants row's fields against its statement's declaration (``REPAIRED_CONSTANTS``)."""
     upper = row.get("upper") or {}
+    bracket = declared.get("bracket")
     pairs = [("constant", row.get("constant"), declared.get("constant")),
+             ("bracket", row.get("bracket"), None if bracket is None else [float(bracket[0]), float(bracket[1])]),
+             ("scope", row.get("scope"), declared.get("scope")),
              ("exact", row.get("exact"), declared.get("exact")),
              ("attained", row.get("attained"), bool(declared.get("attained"))),
              ("upper.kind", upper.get("kind"), declared["upper"]),

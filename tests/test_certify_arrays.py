@@ -228,3 +228,95 @@ def test_the_plane_familys_enclosure_halved_is_caught() -> None:
     ratios, honest_uppers, mutant_uppers = _against_midpoints(family, plane_family, "_jacobians", halved, 60)
     assert all(ratio <= upper for ratio, upper in zip(ratios, honest_uppers, strict=True))
     assert any(ratio > upper for ratio, upper in zip(ratios, mutant_uppers, strict=True))
+
+
+# --- Theorem 9 with tokens in the plane (d1 = d2 = 2) ----------------------------------------------
+
+
+@pytest.mark.theorem9
+def test_theorem9s_plane_familys_point_ratio_is_the_statements_own() -> None:
+    """The family's ratio at a point (arb: the largest change over W_VO and dW_VO, in closed form) against the
+    statement's mpmath forward of its instance at 40 digits (row 1, and every row through the harness)."""
+    import mpmath
+
+    from sltcheck.certify.bnb import ratio_lower
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.model import reference
+    from sltcheck.statements import theorem9
+
+    family = families()["theorem9/plane-T2/as-proven"]
+    rng = np.random.default_rng(RNG_SEED)
+    arb = backend("arrays").scalar
+    compared = 0
+    while compared < 8:
+        point = [rng.uniform(d.low, d.high) for d in family.dimensions]
+        if point_ratio(arb, family, point)[0] == -np.inf:  # off the discs
+            continue
+        values = {d.name: arb.interval(x, x) for d, x in zip(family.dimensions, point, strict=True)}
+        for choice, pair in enumerate(family.enclose(arb, values)):  # both faces: t_a = 1, t_b = 1
+            lower = ratio_lower(arb, pair)
+            instance = family.instance(dict(zip([d.name for d in family.dimensions], point, strict=True)), choice)
+            assert family.contains is not None
+            assert family.contains(instance)
+            X, mask = np.asarray(instance["X"]), np.asarray(instance["mask"])
+            with mpmath.workdps(40):
+                change = (reference.mha(X, mask, theorem9.source_of(instance), 40)[0]
+                          - reference.mha(X, mask, theorem9.target_of(instance), 40)[0])
+                row = float(mpmath.sqrt(sum(c * c for c in change)) / theorem9.VARIANTS["as-proven"](instance, 40))
+            assert lower == pytest.approx(row, rel=1e-8), (point, choice)
+            assert evaluate("theorem9", "as-proven", instance, dps=40).ratio >= row * (1 - 1e-12)
+        compared += 1
+
+
+@pytest.mark.parametrize(("x1", "y", "kappa"), [
+    ((1.0, 0.5), (0.3, -2.0), 0.4),
+    ((1.0, 0.5), (0.3, -2.0), -1.0),
+    ((1.0, 0.0), (1.0, 0.0), 0.25),  # one weight only: the others free
+    ((0.0, 0.0), (1.0, 1.0), 0.7),  # x_1 = 0: every weight 0
+    ((0.7, 0.7), (0.7, 0.7), 1.0),
+    ((0.7, 0.7), (0.7, 0.7), 0.0),
+])
+def test_theorem9s_plane_logit_error_has_the_asked_max_entry_and_bilinear_value(x1: Any, y: Any, kappa: float) -> None:
+    from sltcheck.statements.theorem9.plane_family import logit_error
+
+    size = 1e-3
+    D = logit_error(x1, y, kappa, size)
+    assert float(np.max(np.abs(D))) == pytest.approx(size, rel=1e-15)
+    spread = sum(map(abs, x1)) * sum(map(abs, y))
+    assert float(np.asarray(x1) @ D @ np.asarray(y)) == pytest.approx(kappa * size * spread, abs=1e-18)
+
+
+@pytest.mark.theorem9
+def test_theorem9s_plane_family_is_held_at_its_supremum_and_its_half_is_a_replayable_counterexample(
+        tmp_path: Path) -> None:
+    from sltcheck.harness.runner import evaluate
+    from sltcheck.harness.serialise import decode_instance
+    from sltcheck.statements import theorem9
+
+    held = _run("theorem9/plane-T2/as-proven", tmp_path / "held.sqlite", rounds=4)
+    assert held["verdict"] == "held"
+    assert held["sup_lower"] <= 2 ** -0.5 <= held["sup_upper"] < 0.71
+    half = _run("theorem9/plane-T2/half", tmp_path / "half.sqlite", rounds=4)
+    assert half["verdict"] == "counterexample"
+    instance = decode_instance(half["counterexample"]["instance"])
+    bound = {m.name: m.bound for m in theorem9.MUTANTS}["half"]
+    assert evaluate("theorem9", "half", instance, dps=60, bound=bound).violated
+    assert not evaluate("theorem9", "as-proven", instance, dps=60).violated
+
+
+@pytest.mark.theorem9
+def test_theorem9s_plane_enclosure_without_the_value_terms_root2_is_caught() -> None:
+    """The mutant: the value term's sqrt(2) ||q'||_1 dropped to ||q'||_1 over every box; the midpoints' ratios
+    refute it (and never the honest enclosure)."""
+    from sltcheck.statements.theorem9 import plane_family
+
+    family = families()["theorem9/plane-T2/as-proven"]
+    honest = plane_family._box_ratios
+
+    def smaller(arith: Any, values: dict[str, Any], scale: float) -> Any:
+        pairs = honest(arith, values, scale)
+        return [(top * (2 ** -0.5 if i % 2 else 1.0), bound) for i, (top, bound) in enumerate(pairs)]
+
+    ratios, honest_uppers, mutant_uppers = _against_midpoints(family, plane_family, "_box_ratios", smaller, 60)
+    assert all(ratio <= upper for ratio, upper in zip(ratios, honest_uppers, strict=True))
+    assert any(ratio > upper for ratio, upper in zip(ratios, mutant_uppers, strict=True))

@@ -176,3 +176,44 @@ def test_lemma13_upper_end_covers_a_block_that_doubles_the_shift(eps):
     assert shift == pytest.approx(4 * eps, rel=1e-13)  # (1 + c)(1 + c^2) = 4 - 12 * 2^-48 + ...
     assert shift <= w13.upper(1, 1.0, eps)
     assert shift > 2 * math.tanh(eps) + 2 * eps  # what the upper end would be without the factor 2
+
+
+# Theorem 14 with Lemma 13 as printed, B = 2 (worst_case.py): P <= (34/33) L at block 2, with P the step-(3)
+# bound on the block's Lipschitz step (written here) and L Lemma 13 as printed (the chain's own code).
+# (H, d1, alpha, Delta): beta_2 = 4 H sqrt(d1) alpha, Delta anywhere from 0+ to past beta_2
+PRINTED_LEMMA13_CASES = [
+    (1, 1, 1.0, 1e-12), (1, 1, 1.0, 1e-6), (1, 1, 1.0, 1e-3), (1, 1, 1.0, 0.1), (1, 1, 1.0, 4.0),
+    (1, 1, 2.0, 1e-9), (2, 1, 1.0, 1e-9), (1, 4, 2.0, 1e-9), (3, 2, 1.5, 1e-2), (1, 1, 1.0, 50.0),
+]
+
+
+def _step_three(H, beta, delta):
+    """2 (H (2 beta tanh(beta Delta + Delta^2 / 2) + Delta) + Delta): worst_case.py's step (3)."""
+    return 2 * (H * (2 * beta * mpmath.tanh(beta * delta + delta * delta / 2) + delta) + delta)
+
+
+@pytest.mark.theorem14
+@pytest.mark.parametrize(("H", "d1", "alpha", "delta"), PRINTED_LEMMA13_CASES)
+def test_theorem14s_block_step_is_within_34_33_of_lemma13_as_printed(H, d1, alpha, delta):
+    with mpmath.workdps(50):
+        beta = 4 * H * mpmath.sqrt(d1) * mpmath.mpf(alpha)
+        printed = theorem14.lemma13(H, d1, beta, mpmath.mpf(delta), 50, factor=1)
+        assert _step_three(H, beta, mpmath.mpf(delta)) <= mpmath.mpf(34) / 33 * printed
+
+
+@pytest.mark.theorem14
+def test_theorem14s_block_step_exceeds_a_constant_below_34_33():
+    """The argument's constant is sharp at H = d1 = alpha = 1 as Delta -> 0: 1 + 1/34 fails there."""
+    with mpmath.workdps(50):
+        beta, delta = mpmath.mpf(4), mpmath.mpf("1e-12")
+        printed = theorem14.lemma13(1, 1, beta, delta, 50, factor=1)
+        assert _step_three(1, beta, delta) > (1 + mpmath.mpf(1) / 34) * printed
+
+
+@pytest.mark.theorem14
+def test_theorem14s_repaired_constant_is_the_bracket_the_proof_gives():
+    (row,) = theorem14.REPAIRED_CONSTANTS
+    assert row["variant"] == "lemma13-as-stated"
+    assert row["bracket"] == [1.0, 34 / 33]
+    assert "B <= 2" in row["scope"]
+    assert "34/33" in w14.__doc__

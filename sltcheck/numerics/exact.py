@@ -98,6 +98,17 @@ class Radical:
         return value if self.s == 1 else value * arb(fmpq(self.s.numerator, self.s.denominator)).sqrt()
 
 
+def unit_vector(vector: Any) -> tuple[float, ...]:
+    """vector / ||vector|| in float64 with norm <= 1 exactly (the rounding may leave it above: each
+    coordinate is moved an ulp towards 0 until it is not); e_1 for the zero vector."""
+    values = [float(c) for c in vector]
+    size = math.hypot(*values)
+    unit = [c / size for c in values] if size > 0 else [1.0] + [0.0] * (len(values) - 1)
+    while sum(Fraction(c) ** 2 for c in unit) > 1:
+        unit = [math.nextafter(c, 0.0) for c in unit]
+    return tuple(unit)
+
+
 def rational(value: Any) -> Fraction:
     """An int, float or mpf as the rational it is (exactly)."""
     if isinstance(value, mpmath.mpf):

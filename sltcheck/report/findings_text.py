@@ -313,13 +313,15 @@ def headline(data: dict[str, Any], page: str = "docs/results/findings.md") -> st
     if others:
         lines.append(f"- Not counted as held: {', '.join(others)}.")
     repaired = data.get("repaired_constants") or []
-    known = [f"{r['statement']} `{r['variant']}` {r.get('exact') or _number(r['constant'], '.7g')}"
+    known = [f"{r['statement']} `{r['variant']}` "
+             + (repair_constant(r) if r.get("bracket") is not None else r.get("exact") or _number(r['constant'], '.7g'))
              + ("" if (r.get("upper") or {}).get("kind") == "proof" else f" ({(r.get('upper') or {}).get('kind')})")
-             for r in repaired if r.get("constant") is not None]
+             for r in repaired if r.get("constant") is not None or r.get("bracket") is not None]
     if known:
         lines.append("- The smallest constant c with measured <= c x the printed right side (upper end proved, "
                      "lower end certified on an instance): " + "; ".join(known) + ".")
-    unknown = [f"{r['statement']} `{r['variant']}`" for r in repaired if r.get("constant") is None]
+    unknown = [f"{r['statement']} `{r['variant']}`" for r in repaired
+               if r.get("constant") is None and r.get("bracket") is None]
     if unknown:
         lines.append(f"- Its smallest constant is open for {', '.join(unknown)}.")
     mutants = data.get("mutants", [])
@@ -342,10 +344,17 @@ def _regime_headline(data: dict[str, Any]) -> list[str]:
 
 
 def repair_constant(row: dict[str, Any]) -> str:
-    """The constant of a repaired-constants row: exact and decimal, or "open"."""
+    """The constant of a repaired-constants row: exact and decimal, a bracket (in [low, high]), or "open";
+    with the row's scope where it has one."""
+    scope = f" for {row['scope']}" if row.get("scope") else ""
+    bracket = row.get("bracket")
+    if bracket is not None:
+        decimal = f"[{_number(bracket[0], '.7g')}, {_number(bracket[1], '.7g')}]"
+        return f"in {row['exact']} = {decimal}{scope}" if row.get("exact") else f"in {decimal}{scope}"
     if row.get("constant") is None:
-        return "open"
-    return f"{row['exact']} = {_number(row['constant'], '.7g')}" if row.get("exact") else _number(row["constant"])
+        return "open" + scope
+    return (f"{row['exact']} = {_number(row['constant'], '.7g')}" if row.get("exact")
+            else _number(row["constant"])) + scope
 
 
 def repair_lower(row: dict[str, Any]) -> str:

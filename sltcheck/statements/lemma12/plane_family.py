@@ -53,6 +53,7 @@ import numpy as np
 
 from sltcheck.certify import Dimension, Family, Ratio, feasibility_state
 from sltcheck.numerics.balls import Backend
+from sltcheck.numerics.exact import unit_vector
 
 ALPHA_LOW = math.sqrt(2.0)  # the float nearest sqrt(2) lies above it: alpha-large holds at the low end
 ALPHA_HIGH = 2.0 * math.sqrt(2.0)
@@ -161,12 +162,9 @@ def value_direction(point: dict[str, float], X: Sequence[Sequence[float]],
 
 
 def _unit(vector: np.ndarray) -> tuple[float, float]:
-    """vector / ||vector|| in float64, of norm <= 1 exactly (rounding may leave it above); (1, 0) for 0."""
-    size = float(np.hypot(*vector))
-    v = [float(c) for c in vector / size] if size > 0 else [1.0, 0.0]
-    while Fraction(v[0]) ** 2 + Fraction(v[1]) ** 2 > 1:
-        v = [math.nextafter(c, 0.0) for c in v]
-    return v[0], v[1]
+    """vector / ||vector|| of norm <= 1 exactly; (1, 0) for 0."""
+    first, second = unit_vector(vector)
+    return first, second
 
 
 def _float_tokens(point: dict[str, float]) -> list[tuple[float, float]]:

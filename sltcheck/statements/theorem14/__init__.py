@@ -415,13 +415,17 @@ EDGE = 0.97  # the edge mutant sits at EDGE x SUPREMUM x the bound: refuted only
 
 # The smallest c with measured <= c x the printed bound (sltcheck.repaired). The as-proven chain needs
 # c = 1 (tight, worst_case.py). With Lemma 13 as stated the chain's propagation term can undercut the
-# block's true Lipschitz constant (to first order by 2 Delta, worst_case.py's step 3), but only where
-# the chain's Theorem 11 terms leave room: whether c = 1 still holds is not decided.
+# block's true Lipschitz constant (to first order by 2 Delta, worst_case.py's step 3). For B <= 2 blocks
+# worst_case.py proves c <= 34/33 (one Lemma 13 term, at beta_2 >= 4); the lower end 1 is B = 1's (no
+# Lemma 13 term). For B >= 3 the step does not carry over (the error fed to the next Lemma 13 term sits in
+# an exponent) and c is not known.
 REPAIRED_CONSTANTS = [
-    {"variant": "lemma13-as-stated", "constant": None, "exact": None, "attained": False, "upper": "open",
-     "where": None,
-     "why": "the chain uses Lemma 13 as stated (false by a factor up to 25/24); no proof that it holds for "
-            "every instance (sltcheck certify proves it on the family B2-d1-T2: two blocks, d = H = 1, T = 2)"},
+    {"variant": "lemma13-as-stated", "constant": None, "bracket": [1.0, 34 / 33], "exact": "[1, 34/33]",
+     "scope": "B <= 2 blocks (open for B >= 3)", "attained": False, "upper": "proof",
+     "where": "sltcheck/statements/theorem14/worst_case.py",
+     "why": "one Lemma 13 term, at beta_2 = 4 H sqrt(d1) alpha >= 4, where 34/33 x Lemma 13 as stated bounds the "
+            "block's Lipschitz step; sltcheck certify proves measured <= the printed chain on the family "
+            "B2-d1-T2 (two blocks, d = H = 1, T = 2)"},
 ]
 
 # Search power (sltcheck.harness.power): the search must reach the proved supremum 1 of measured / the

@@ -56,6 +56,7 @@ import numpy as np
 from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.certify.arguments import Argument, Factor, constant, enclosed, magnitude, room, slack_holds
 from sltcheck.numerics.balls import Backend
+from sltcheck.statements.theorem9 import plane_family
 
 ALPHA_HIGH = 2.0
 LOG_RHO_LOW, LOG_RHO_HIGH = -6.0, -1.0
@@ -275,6 +276,7 @@ def halved(heads: int) -> Family:
                    known_supremum=2.0)
 
 
-FAMILIES = [family(1), family(2)]
-MUTANT_FAMILIES = [halved(1)]
+PLANE_FAMILIES = plane_family.families()  # d1 = d2 = 2
+FAMILIES = [family(1), family(2), PLANE_FAMILIES[0]]
+MUTANT_FAMILIES = [halved(1), PLANE_FAMILIES[1]]
 FAMILIES += MUTANT_FAMILIES
