@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from sltcheck.numerics.balls import Backend
 
 
@@ -105,4 +107,33 @@ def centred(arith: Backend, values: dict[str, Any], names: Sequence[str],
         for i, name in enumerate(names):
             form = form + box_value.d[i] * (values[name] - middle[name])
         out.append(arith.intersect(form, box_value.v))
+    return out
+
+
+def refined(arith: Backend, values: dict[str, Any], coarse: Sequence[Any],
+            fine: Callable[[dict[str, Any]], Sequence[Any]], above: float) -> list[Any]:
+    """``coarse`` enclosures over the box ``values`` where every one of them stays at or below ``above`` (what
+    a caller decides with: the rest of the work would not change its decision), else ``fine(values)``: a
+    tighter, costlier enclosure of the same numbers. On the ``arrays`` backend box by box: ``fine`` sees
+    only the boxes of the batch that need it (every field of ``values`` indexed alike; it must compute
+    anything batch-shaped from them)."""
+    uppers = [arith.upper(c) for c in coarse]
+    if arith.name != "arrays":
+        return list(coarse) if all(u <= above for u in uppers) else list(fine(values))
+    count = next(iter(values.values())).shape[0]
+    need = np.zeros(count, dtype=bool)
+    for upper in uppers:
+        need |= ~(np.broadcast_to(upper, (count,)) <= above)  # NaN counts as above
+    if not need.any():
+        return list(coarse)
+    if need.all():
+        return list(fine(values))
+    where = np.flatnonzero(need)
+    tight = fine({name: value[where] for name, value in values.items()})
+    out = []
+    for loose, better in zip(coarse, tight, strict=True):
+        low: Any = np.array(np.broadcast_to(arith.lower(loose), (count,)))
+        high: Any = np.array(np.broadcast_to(arith.upper(loose), (count,)))
+        low[where], high[where] = arith.lower(better), arith.upper(better)
+        out.append(arith.interval(low, high))
     return out
