@@ -260,14 +260,14 @@ def test_every_instance_maps_into_the_family_with_its_ratio() -> None:
 
 
 def test_refined_replaces_only_the_boxes_above_the_threshold() -> None:
-    """``dual.refined`` on a batch: the coarse enclosure where every one stays at or below the threshold, the
-    fine one (computed on those boxes alone) elsewhere; NaN counts as above; one box on a scalar backend."""
+    """``dual.refined`` on a batch: the coarse enclosure where every one stays within [-threshold, threshold],
+    the fine one (computed on those boxes alone) elsewhere; NaN counts as above; one box on a scalar backend."""
     from sltcheck.numerics.dual import refined
     from sltcheck.numerics.interval_arrays import Intervals
 
     arrays = backend("arrays")
     values = {"x": Intervals(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.5, 1.5, 2.5, 3.5]))}
-    coarse = [Intervals(np.array([0.0, 0.0, 0.0, 0.0]), np.array([0.9, 1.2, np.nan, 0.5]))]
+    coarse = [Intervals(np.array([0.0, 0.0, 0.0, -1.5]), np.array([0.9, 1.2, np.nan, 0.5]))]
     seen: list[int] = []
 
     def fine(some: dict[str, Any]) -> list[Any]:
@@ -275,12 +275,13 @@ def test_refined_replaces_only_the_boxes_above_the_threshold() -> None:
         return [Intervals(some["x"].lo, some["x"].lo + 0.25)]
 
     (out,) = refined(arrays, values, coarse, fine, 1.0)
-    assert seen == [2]  # boxes 1 (1.2 > 1) and 2 (NaN)
-    assert list(out.lo) == [0.0, 1.0, 2.0, 0.0]
-    assert list(out.hi) == [0.9, 1.25, 2.25, 0.5]
+    assert seen == [3]  # boxes 1 (1.2 > 1), 2 (NaN) and 3 (|-1.5| > 1: the engine decides on |.|)
+    assert list(out.lo) == [0.0, 1.0, 2.0, 3.0]
+    assert list(out.hi) == [0.9, 1.25, 2.25, 3.25]
     scalar = arrays.scalar
     one_box = {"x": scalar.interval(1.0, 1.5)}
     tight = [scalar.interval(0.0, 0.75)]
-    below, above = scalar.interval(0.0, 0.9), scalar.interval(0.0, 1.1)
+    below, above, negative = scalar.interval(0.0, 0.9), scalar.interval(0.0, 1.1), scalar.interval(-1.1, 0.5)
     assert refined(scalar, one_box, [below], lambda some: tight, 1.0) == [below]
     assert refined(scalar, one_box, [above], lambda some: tight, 1.0) == tight
+    assert refined(scalar, one_box, [negative], lambda some: tight, 1.0) == tight

@@ -112,12 +112,12 @@ def centred(arith: Backend, values: dict[str, Any], names: Sequence[str],
 
 def refined(arith: Backend, values: dict[str, Any], coarse: Sequence[Any],
             fine: Callable[[dict[str, Any]], Sequence[Any]], above: float) -> list[Any]:
-    """``coarse`` enclosures over the box ``values`` where every one of them stays at or below ``above`` (what
-    a caller decides with: the rest of the work would not change its decision), else ``fine(values)``: a
-    tighter, costlier enclosure of the same numbers. On the ``arrays`` backend box by box: ``fine`` sees
-    only the boxes of the batch that need it (every field of ``values`` indexed alike; it must compute
-    anything batch-shaped from them)."""
-    uppers = [arith.upper(c) for c in coarse]
+    """``coarse`` enclosures over the box ``values`` where every one of them stays within [-above, above] (what
+    a caller decides with: |.| of each, as the engine's quotients; the rest of the work would not change its
+    decision), else ``fine(values)``: a tighter, costlier enclosure of the same numbers. On the ``arrays``
+    backend box by box: ``fine`` sees only the boxes of the batch that need it (every field of ``values``
+    indexed alike; it must compute anything batch-shaped from them)."""
+    uppers = [arith.magnitude(c)[1] for c in coarse]
     if arith.name != "arrays":
         return list(coarse) if all(u <= above for u in uppers) else list(fine(values))
     count = next(iter(values.values())).shape[0]
