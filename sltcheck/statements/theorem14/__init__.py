@@ -415,10 +415,10 @@ EDGE = 0.97  # the edge mutant sits at EDGE x SUPREMUM x the bound: refuted only
 
 # The smallest c with measured <= c x the printed bound (sltcheck.repaired). The as-proven chain needs
 # c = 1 (tight, worst_case.py). With Lemma 13 as stated the chain's propagation term can undercut the
-# block's true Lipschitz constant (to first order by 2 Delta, worst_case.py's step 3). For B <= 2 blocks
-# worst_case.py proves c <= 34/33 (one Lemma 13 term, at beta_2 >= 4); the lower end 1 is B = 1's (no
-# Lemma 13 term). For B >= 3 the step does not carry over (the error fed to the next Lemma 13 term sits in
-# an exponent) and c is not known.
+# block's true Lipschitz constant (to first order by 2 Delta, worst_case.py's step 3). For B = 2 blocks
+# (the theorem assumes B >= 2) worst_case.py proves c <= 34/33 (one Lemma 13 term, at beta_2 >= 4); the
+# lower end 1 is approached on its tight instances. For B >= 3 block 3's Theorem 11 term is taken at a token
+# bound the source's inputs may exceed, and c is not known.
 REPAIRED_CONSTANTS = [
     {"variant": "lemma13-as-stated", "constant": None, "bracket": [1.0, 34 / 33], "exact": "[1, 34/33]",
      "scope": "B <= 2 blocks (open for B >= 3)", "attained": False, "upper": "proof",

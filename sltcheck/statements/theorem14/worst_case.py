@@ -43,27 +43,32 @@ block-1 error) alpha_2 = 2 beta_2 > ||x'^(2)|| and the ratio tends to (beta_2 + 
 instead: the source-input bound 2 beta_b is loose unless block 1's error is as large as beta_2.  []
 
 With Lemma 13 as printed (variant ``lemma13-as-stated``: the chain with Lemma 13's factor 1, not the proof's
-2), B <= 2 blocks: measured <= (34/33) x that chain, and the smallest such constant lies in [1, 34/33].
+2) and B = 2 blocks (the theorem assumes B >= 2): measured <= (34/33) x that chain, and the smallest such
+constant lies in [1, 34/33].
 
-Proof. B = 1 has no Lemma 13 term: the two chains are one, and c = 1 is the as-proven supremum above (so
-no smaller c serves). B = 2: by steps (2) and (4) above, measured <= P + Th_2 with P the first term of (2)
-at block 2 and Th_2 Theorem 11's chain at alpha_2; the chain with Lemma 13 as printed is L + Th_2, with
+Proof. By steps (2) and (4) above, measured <= P + Th_2 with P the first term of (2) at block 2 and Th_2
+Theorem 11's chain at alpha_2; the chain with Lemma 13 as printed is L + Th_2, with
 L = H sqrt(d1) (beta (e^{4 beta Delta} - 1) + 2 Delta), beta = beta_2 = 4 H sqrt(d1) alpha >= 4 H (alpha >= 1)
-and Delta = Delta_2 (block 1's Theorem 11 chain, the same in both chains, as are alpha_2 and Th_2). By (3)
-with tanh u <= u, P <= 2 (H (2 beta^2 Delta + beta Delta^2 + Delta) + Delta) = 4 H beta^2 Delta +
-2 H beta Delta^2 + 2 (H + 1) Delta, and with e^x - 1 >= x + x^2 / 2 and sqrt(d1) >= 1,
-L >= H (4 beta^2 Delta + 8 beta^3 Delta^2 + 2 Delta). So for c >= 1
+and Delta = Delta_2 (block 1's Theorem 11 chain: block 1's Lemma 13 term is 0 at Delta_1 = 0 whatever its
+factor, so Delta_2, alpha_2 and Th_2 are the same in both chains). By (3) with tanh u <= u,
+P <= 2 (H (2 beta^2 Delta + beta Delta^2 + Delta) + Delta) = 4 H beta^2 Delta + 2 H beta Delta^2 +
+2 (H + 1) Delta, and with e^x - 1 >= x + x^2 / 2 and sqrt(d1) >= 1, L >= H (4 beta^2 Delta + 8 beta^3 Delta^2
++ 2 Delta). So for c >= 1
 
     c L - P >= Delta (4 (c - 1) H beta^2 + 2 (c - 1) H - 2) + Delta^2 H beta (8 c beta^2 - 2),
 
 whose second term is >= 0 and whose first is >= 0 once c - 1 >= 1 / (2 H beta^2 + H), largest at H = 1,
-beta = 4: c = 1 + 1/33. Then measured <= c L + Th_2 <= c (L + Th_2).  []
+beta = 4: c = 1 + 1/33. Then measured <= c L + Th_2 <= c (L + Th_2). The lower end: on the family
+:func:`tight_instance` the ratio to the printed chain is (2 e_2 alpha_2 + 4 Delta_2) / (2 e_2 alpha_2 + L),
+below 1 (L > 4 Delta_2 there) and tending to 1 as e_2 grows.  []
 
 What the argument does not give: the printed chain's own step may be short by its first-order term 2 Delta
 (P against L as Delta -> 0), so below 34/33 this proof says nothing, and on the family B2-d1-T2
-``sltcheck certify`` proves c = 1. For B >= 3 the step does not carry over: block 3's Lemma 13 term
-is applied at the printed chain's Delta_3, while the error entering block 3 may be up to c Delta_3, and
-the term grows like e^{4 beta_3 Delta}, so no constant follows (the smallest c for B >= 3 is open).
+``sltcheck certify`` proves c = 1. For B >= 3 the Lemma 13 step itself carries over (P at c Delta is at most
+c (1 + 1 / (2 H beta^2 + H)) times L at Delta), but Theorem 11's term does not: the chain applies it at
+alpha_3 = max(2 beta_3, beta_3 + Delta_3), while block 3's source inputs may reach beta_3 + c Delta_3 > alpha_3
+once Delta_3 > beta_3 / c, and that chain grows like exp(alpha^2 e_QK) in its token bound. So no constant
+follows: the smallest c for B >= 3 is open.
 
 The edge mutant ``supremum-0.97`` is 0.97 times the as-proven chain; the power table holds the search to
 the supremum 1 (``POWER_CASES``).

@@ -38,9 +38,10 @@ Enclosure over a box, both sides over rho: |s(z') - s(z)| / rho = s'(xi) |kappa|
 xi between z and z' (mean value; s' even and decreasing in |xi|), q' a convex combination of the tokens
 (intersected with their hull per coordinate). At a point the difference s(z') - s(z) itself.
 
-The supremum is 1 / sqrt(2), attained (t_a = 0 and x_1 = x_2 = alpha (1, 1) / sqrt 2): the value term's
+The supremum is 1 / sqrt(2), attained (t_a = 0 and x_1 = x_2 = alpha (1, 1) / sqrt 2: a point on the cut and
+on the disc's edge, which the engine classes as straddling, so its lower end approaches it): the value term's
 ||q'||_1 <= sqrt(2) alpha against the chain's d1 sqrt(d2) = 2 sqrt(2); the softmax term reaches at most
-1 / (2 sqrt 2) of its share (s' <= 1/4, ||x_1||_1 ||y||_1 ||y|| <= 4 sqrt(2) alpha^3). So the family is
+1 / (2 sqrt 2) of its share (s' <= 1/4, ||x_1||_1 ||y||_1 ||y|| <= 8 alpha^3). So the family is
 decided by quotients alone, no argument; the mutant ``half`` (the chain halved, supremum sqrt 2) is a
 certified counterexample.
 """
