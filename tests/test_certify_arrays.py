@@ -320,3 +320,28 @@ def test_theorem9s_plane_enclosure_without_the_value_terms_root2_is_caught() -> 
     ratios, honest_uppers, mutant_uppers = _against_midpoints(family, plane_family, "_box_ratios", smaller, 60)
     assert all(ratio <= upper for ratio, upper in zip(ratios, honest_uppers, strict=True))
     assert any(ratio > upper for ratio, upper in zip(ratios, mutant_uppers, strict=True))
+
+
+@pytest.mark.theorem9
+@pytest.mark.parametrize(("scale", "held"), [(0.72, True), (0.70, False)])
+def test_theorem9s_plane_family_tells_a_bound_just_above_its_supremum_from_one_just_below(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scale: float, held: bool) -> None:
+    """Mutants near the supremum 1/sqrt(2): the chain scaled by 0.72 (sup 0.982) is held; scaled by 0.70
+    (sup 1.010) it is not, a point of the family above 1 (the statement's own bound, unscaled, is not
+    violated there, so the engine cannot certify it as the statement's counterexample)."""
+    from dataclasses import replace
+
+    from sltcheck.statements.theorem9 import plane_family
+
+    key = "theorem9/plane-T2/as-proven"
+    family = replace(families()[key], enclose=plane_family.enclosure(scale), search_fixed=None)
+    monkeypatch.setitem(families(), key, family)  # the batches look the family up by its key
+    store = Store(tmp_path / "boxes.sqlite")
+    try:
+        entry = certify_family(family, store, backend_name="arrays", budget=120.0, tolerance=0.001, search=False,
+                               rounds=8)
+    finally:
+        store.close()
+    assert (entry["verdict"] == "held") == held
+    assert (entry["sup_lower"] > 1.0) == (not held)
+    assert entry["sup_lower"] <= entry["sup_upper"]

@@ -57,6 +57,7 @@ from sltcheck.certify import Dimension, Family, Ratio
 from sltcheck.certify.arguments import Argument, Factor, constant, enclosed, magnitude, room, slack_holds
 from sltcheck.numerics.balls import Backend
 from sltcheck.statements.theorem9 import plane_family
+from sltcheck.statements.theorem9.plane_family import exprel_from_zero  # (e^x - 1) / x from 0, once
 
 ALPHA_HIGH = 2.0
 LOG_RHO_LOW, LOG_RHO_HIGH = -6.0, -1.0
@@ -84,16 +85,6 @@ def direction(axis: int, sign: Any, free: Sequence[Any]) -> list[Any]:
     """The error direction h: ``sign`` at ``axis``, the free coordinates elsewhere, in order."""
     rest = iter(free)
     return [sign if i == axis else next(rest) for i in range(len(free) + 1)]
-
-
-def exprel_from_zero(arith: Backend, x: Any) -> Any:
-    """(e^x - 1) / x (1 at 0) over an interval x >= 0, increasing: its ends."""
-    lo, hi = max(arith.lower(x), 0.0), max(arith.upper(x), 0.0)
-
-    def at(z: float) -> Any:
-        return arith.point(1.0) if z == 0 else arith.expm1(arith.point(z)) / arith.point(z)
-
-    return arith.interval(arith.lower(at(lo)), arith.upper(at(hi)))
 
 
 def size(arith: Backend, x: Any) -> Any:
