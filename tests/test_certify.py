@@ -283,6 +283,34 @@ def test_a_toy_family_is_held_with_its_exact_supremum(tmp_path: Path, monkeypatc
 
 
 @pytest.mark.lemma8
+def test_a_box_enclosure_below_its_own_points_raises_instead_of_holding(tmp_path: Path) -> None:
+    """A wrong enclosure (boxes at 0.5 while the points reach 0.9 x y): the run must not report "held" with a
+    lower end above its upper end; nothing registers the toy (in this process the family travels itself)."""
+    def enclose(B: Any, v: dict[str, Any]) -> list[Any]:
+        point = all(B.is_point(x) for x in v.values())
+        return [(v["x"] * v["y"] * 0.9 if point else B.interval(0.0, 0.5), B.point(1.0))]
+
+    toy = Family(statement="lemma8", name="toy-wrong", variant="as-stated",
+                 dimensions=(Dimension("x", 0.0, 1.0), Dimension("y", 0.0, 1.0)), enclose=enclose,
+                 instance=lambda point, choice: {}, description="toy")
+    assert toy.key not in families()
+    with pytest.raises(RuntimeError, match="exceeds its proved upper end"):
+        run(toy, tmp_path, backend_name="mpmath", rounds=3)
+
+
+@pytest.mark.lemma8
+def test_a_family_other_processes_cannot_rebuild_is_refused(tmp_path: Path) -> None:
+    """Workers in other processes look a family up by its key: a changed family under a registered key is
+    refused, not enclosed there as the registered one."""
+    from sltcheck.executors import ProcessExecutor
+
+    [mutant] = lemma8_family.MUTANT_FAMILIES
+    changed = replace(mutant, enclose=lambda B, v: [(B.point(0.0), B.point(1.0))])
+    with pytest.raises(ValueError, match="not the registered family"):
+        run(changed, tmp_path, rounds=1, executor=ProcessExecutor(2))
+
+
+@pytest.mark.lemma8
 def test_the_climb_raises_the_lower_bound_to_an_interior_supremum(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """ratio = 0.9 - ((x - 0.3)^2 + (y - 0.7)^2) / 4: after one round the midpoints are far from

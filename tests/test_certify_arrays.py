@@ -325,7 +325,7 @@ def test_theorem9s_plane_enclosure_without_the_value_terms_root2_is_caught() -> 
 @pytest.mark.theorem9
 @pytest.mark.parametrize(("scale", "held"), [(0.72, True), (0.70, False)])
 def test_theorem9s_plane_family_tells_a_bound_just_above_its_supremum_from_one_just_below(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scale: float, held: bool) -> None:
+        tmp_path: Path, scale: float, held: bool) -> None:
     """Mutants near the supremum 1/sqrt(2): the chain scaled by 0.72 (sup 0.982) is held; scaled by 0.70
     (sup 1.010) it is not, a point of the family above 1 (the statement's own bound, unscaled, is not
     violated there, so the engine cannot certify it as the statement's counterexample)."""
@@ -335,7 +335,6 @@ def test_theorem9s_plane_family_tells_a_bound_just_above_its_supremum_from_one_j
 
     key = "theorem9/plane-T2/as-proven"
     family = replace(families()[key], enclose=plane_family.enclosure(scale), search_fixed=None)
-    monkeypatch.setitem(families(), key, family)  # the batches look the family up by its key
     store = Store(tmp_path / "boxes.sqlite")
     try:
         entry = certify_family(family, store, backend_name="arrays", budget=120.0, tolerance=0.001, search=False,

@@ -95,7 +95,8 @@ def test_the_difference_stays_sharp_where_the_weights_nearly_agree():
 
 @pytest.fixture
 def small_budget(monkeypatch):
-    monkeypatch.setattr(input_space, "BOX_BUDGET", {"task": 4096, "ball": 8192})
+    monkeypatch.setattr(input_space, "BOX_BUDGET", {name: dict.fromkeys(input_space.FORMS, budget)
+                                                    for name, budget in (("task", 4096), ("ball", 8192))})
     monkeypatch.setattr(input_space, "SAMPLE", 256)
     monkeypatch.setattr(input_space, "REFINED", 2)
 
@@ -212,7 +213,7 @@ def _task_enclosure(pair, space, lows, highs, scale_gradient: float = 1.0):
 
     middle = lows + (highs - lows) / 2
     at_middle = pair.differences(space.tokens(middle, middle))
-    jet = pair.differences(space.tokens(lows, highs, jet=True))
+    jet = pair.differences(space.tokens(lows, highs, "mean-value"))
     jet = Jet(jet.value, jet.grad * scale_gradient)
     return mean_value(at_middle, jet, lows, highs, middle)
 
@@ -239,6 +240,24 @@ def test_mean_value_enclosure_over_task_boxes_contains_every_point(name, evaluat
     lows = rng.uniform([-3.0, 0.0], [3.0, 3.0], (4, 2))
     highs = lows + 0.02
     assert _points_outside(pair, space, lows, highs, _task_enclosure(pair, space, lows, highs), rng) == 0
+
+
+@pytest.mark.parametrize("space_name", input_space.SPACES)
+@pytest.mark.parametrize(("name", "evaluate", "target", "source", "_"), CASES, ids=[c[0] for c in CASES])
+def test_affine_enclosure_over_boxes_contains_every_point(name, evaluate, target, source, _, space_name):
+    rng = np.random.default_rng(8)
+    pair = input_space.SourcePair.of(target, source)
+    token = np.array([0.3, -0.2]) if name == "mha" else None
+    if space_name == "task":
+        space = input_space.task_space(3, token)
+        lows = rng.uniform([-3.0, 0.0], [3.0, 3.0], (4, 2))
+        highs = lows + 0.05
+    else:
+        space = input_space.ball_space(3, token, 1.0)
+        lows = rng.uniform(-0.7, 0.5, (4, 6))
+        highs = lows + 0.2
+    enclosure = pair.differences(space.tokens(lows, highs, "affine")).range()
+    assert _points_outside(pair, space, lows, highs, enclosure, rng) == 0
 
 
 def test_a_mean_value_form_without_its_gradient_is_refuted():

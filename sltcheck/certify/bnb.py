@@ -106,12 +106,12 @@ def argued(arith: Backend, family: Family, values: dict[str, Any], lows: Sequenc
 
 
 def evaluate_boxes(shared: tuple[Any, ...], boxes: list[Box]) -> list[BoxResult]:
-    """Worker entry point: the family by key and the backend by name (both rebuilt in the worker),
-    and optionally whether the midpoints' lower bounds are wanted (default: yes)."""
+    """Worker entry point: the family (itself, or by key from another process) and the backend by name
+    (rebuilt in the worker), and optionally whether the midpoints' lower bounds are wanted (default: yes)."""
     from sltcheck.certify import families
 
-    key, backend_name, *rest = shared
-    family, arith = families()[key], backend(backend_name)
+    named, backend_name, *rest = shared
+    family, arith = (families()[named] if isinstance(named, str) else named), backend(backend_name)
     lower = bool(rest[0]) if rest else True
     if arith.name == "arrays":
         return evaluate_batch(arith, family, boxes, lower)

@@ -51,11 +51,23 @@ CLIMB_LAST_STEP = 2.0 ** -20
 MAX_OPEN = 200_000
 
 
-def _evaluate(executor: Executor, key: str, backend_name: str, boxes: list[Box],
+def _evaluate(executor: Executor, family: Family, backend_name: str, boxes: list[Box],
               lower: bool = True) -> list[BoxResult]:
+    """The boxes' results. In this process the family travels itself; to other processes by its key (its
+    closures do not pickle), which must then name this very family: a family changed and not registered
+    would be enclosed there as the registered one while its points used the changed one."""
     chunk = CHUNK_ARRAYS if backend_name == "arrays" else CHUNK
     tasks = [(f"{i:06d}", (boxes[i:i + chunk],)) for i in range(0, len(boxes), chunk)]
-    found = dict(executor.map_unordered(evaluate_boxes, (key, backend_name, lower), tasks))
+    if isinstance(executor, InProcessExecutor):
+        named: Family | str = family
+    else:
+        from sltcheck.certify import families
+
+        if families().get(family.key) is not family:
+            raise ValueError(f"family {family.key!r} is not the registered family of that key, so workers in other "
+                             f"processes cannot rebuild it: register it, or run it in this process (workers 1)")
+        named = family.key
+    found = dict(executor.map_unordered(evaluate_boxes, (named, backend_name, lower), tasks))
     return [r for k, _ in tasks for r in found[k]]
 
 
@@ -146,7 +158,7 @@ def _start(family: Family, store: Store, options: CertifyOptions, config: dict[s
         return state, heap
     state, heap = State(), []
     began = time.perf_counter()
-    first = _evaluate(executor, family.key, options.backend_name, [root(family)])[0]
+    first = _evaluate(executor, family, options.backend_name, [root(family)])[0]
     state.evaluated = 1
     _take_lower(state, first, "midpoint")
     sources = [("the family's pinned seeds", family.seeds() if family.seeds else []),
@@ -274,10 +286,10 @@ def _children(executor: Executor, family: Family, backend_name: str,
     if family.split == "widest":
         halves_in_order = split_all(family, [item[2] for item in popped])
         children = [(child, popped[index // 2][3] / 2) for index, child in enumerate(halves_in_order)]
-        return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
+        return children, _evaluate(executor, family, backend_name, [c for c, _ in children])
     axes = range(len(family.dimensions))
     trials = [half for item in popped for axis in axes for half in halves(item[2], axis)]
-    found = _evaluate(executor, family.key, backend_name, trials, lower=False)  # the uppers decide
+    found = _evaluate(executor, family, backend_name, trials, lower=False)  # the uppers decide
     children, chosen = [], []
     for index, item in enumerate(popped):
         pairs = [(found[2 * (index * len(axes) + axis)], found[2 * (index * len(axes) + axis) + 1]) for axis in axes]
@@ -289,7 +301,7 @@ def _children(executor: Executor, family: Family, backend_name: str,
         chosen += [found[2 * (index * len(axes) + best)], found[2 * (index * len(axes) + best) + 1]]
     if backend_name == "arrays":  # the chosen halves were enclosed among the trials: only midpoints remain
         return children, _with_lowers(family, backend_name, [c for c, _ in children], chosen)
-    return children, _evaluate(executor, family.key, backend_name, [c for c, _ in children])
+    return children, _evaluate(executor, family, backend_name, [c for c, _ in children])
 
 
 def _with_lowers(family: Family, backend_name: str, boxes: list[Box], results: list[BoxResult]) -> list[BoxResult]:
@@ -403,6 +415,9 @@ def summary(family: Family, state: State, heap: list[Item], backend_name: str,
     from sltcheck.harness.serialise import encode_instance
 
     upper = _upper(state, heap)
+    if state.best_lower > upper:  # both rigorous: an enclosure that misses its own family's point is wrong
+        raise RuntimeError(f"{family.key}: the supremum's lower end {state.best_lower!r} (at {state.best_point}) "
+                           f"exceeds its proved upper end {upper!r}: an enclosure is wrong (a bug; please report it)")
     verdict = state.verdict or ("held" if upper <= 1.0 else "undecided")
     best = None
     if state.best_point is not None:

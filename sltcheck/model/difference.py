@@ -16,8 +16,9 @@ F_S(r^S) - F_T(r) = [F_S(r^S) - F_S(r)] (the source's ReLU net at two near input
 [F_S(r) - F_T(r)] (two nets at one input: the source's FC is another architecture, enclosed each).
 
 Every function takes float64 arrays (a point: the search's fast evaluation),
-:class:`~sltcheck.numerics.interval_arrays.Intervals` (an enclosure over a box of inputs) or
-:class:`~sltcheck.numerics.jets.Jet` (enclosures of the values and their gradients over a box) alike.
+:class:`~sltcheck.numerics.interval_arrays.Intervals` (an enclosure over a box of inputs),
+:class:`~sltcheck.numerics.jets.Jet` (enclosures of the values and their gradients over a box) or
+:class:`~sltcheck.numerics.affine_arrays.Affine` (affine forms in the box's parameters) alike.
 Shapes: X is (N, T, d) (N inputs or boxes at once), weights as :mod:`sltcheck.model.weights`.
 """
 
@@ -30,6 +31,8 @@ import mpmath
 import numpy as np
 
 from sltcheck.model.weights import FCWeights, MHAWeights, TransformerWeights
+from sltcheck.numerics.affine_arrays import Affine
+from sltcheck.numerics.affine_arrays import stack as affine_stack
 from sltcheck.numerics.interval_arrays import (
     Intervals,
     all_finite,
@@ -43,6 +46,7 @@ from sltcheck.numerics.interval_arrays import (
     sqrt,
     square,
     total,
+    upper_ends,
 )
 from sltcheck.numerics.jets import Jet, stack
 
@@ -96,6 +100,8 @@ def mixture(weights: Any, values: Any) -> Any:
     return result
 
 
+ENCLOSURES = (Intervals, Jet, Affine)  # what encloses values over boxes (the rest are float points)
+
 # Up to this many tokens an enclosure takes the centred softmax (tighter over a box, T^3 work); beyond it,
 # and at points, the shifted one (T^2 work).
 CENTRED_UP_TO = 8
@@ -106,15 +112,17 @@ def softmax_rows(logits: Any) -> Any:
     p_ik = exp(l_ik - c_i) / sum_m exp(l_im - c_i) with c_i the largest upper end of row i (points, and
     enclosures of more than ``CENTRED_UP_TO`` tokens)."""
     length = logits.shape[-1]
-    if not isinstance(logits, (Intervals, Jet)) or length > CENTRED_UP_TO:
-        peak = np.max(logits if not isinstance(logits, (Intervals, Jet)) else
-                      (logits.value if isinstance(logits, Jet) else logits).hi, axis=-1, keepdims=True)
+    if not isinstance(logits, ENCLOSURES) or length > CENTRED_UP_TO:
+        peak = np.max(logits if not isinstance(logits, ENCLOSURES) else upper_ends(
+            logits.value if isinstance(logits, Jet) else logits), axis=-1, keepdims=True)
         peak = np.where(np.isfinite(peak), peak, 0.0)
         weights = exp(logits - peak)
         return weights / total(weights, axis=-1)[:, :, None]
     rows = [1.0 / total(exp(logits - logits[:, :, k, None]), axis=-1) for k in range(length)]
     if isinstance(rows[0], Jet):
         return stack(rows)
+    if isinstance(rows[0], Affine):
+        return affine_stack(rows)
     if isinstance(rows[0], Intervals):
         return Intervals(np.stack([r.lo for r in rows], axis=-1), np.stack([r.hi for r in rows], axis=-1))
     return np.stack(rows, axis=-1)
@@ -136,7 +144,7 @@ def mha_difference(X: Any, dX: Any | None, weights: MergedDifference) -> tuple[A
         change = probabilities * (grown - shift) / (1.0 + shift)  # p^S - p
         if not all_finite(change):  # logits' errors beyond exp's range: p^S - p of the two softmaxes, in [-1, 1]
             direct = clip(softmax_rows(logits + delta), 0.0, 1.0) - probabilities
-            change = intersect(change, direct) if isinstance(change, (Intervals, Jet)) else np.where(
+            change = intersect(change, direct) if isinstance(change, ENCLOSURES) else np.where(
                 np.isfinite(change), change, direct)
         values = contract(X, vo)
         value_change = contract(X, vo_error) if dX is None else contract(X, vo_error) + contract(dX, vo + vo_error)

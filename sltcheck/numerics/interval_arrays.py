@@ -145,6 +145,23 @@ def _is_jet(value: Any) -> bool:
     return type(value).__name__ == "Jet"  # sltcheck.numerics.jets.Jet (which imports this module)
 
 
+def _is_affine(value: Any) -> bool:
+    return type(value).__name__ == "Affine"  # sltcheck.numerics.affine_arrays.Affine (which imports this module)
+
+
+def _form(value: Any) -> Any:
+    """The module of a form built on intervals (jets, affine forms), whose functions take it; else None."""
+    if _is_jet(value):
+        from sltcheck.numerics import jets
+
+        return jets
+    if _is_affine(value):
+        from sltcheck.numerics import affine_arrays
+
+        return affine_arrays
+    return None
+
+
 # exp from IEEE +, -, x alone: x = k ln 2 + r with |r| <= 0.35 (r enclosed: ln 2 between two floats), exp(r)
 # by its Taylor polynomial of degree _DEGREE evaluated by Horner's rule at r's two ends (increasing in r),
 # each moved out by _HORNER. Higham (Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. (5.3)):
@@ -211,20 +228,16 @@ def _expm1_intervals(x: Intervals) -> Intervals:
 
 
 def exp(x: Any) -> Any:
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.exp(x)
+    if (form := _form(x)) is not None:
+        return form.exp(x)
     if isinstance(x, Intervals):
         return _exp_intervals(x)
     return np.exp(x)
 
 
 def expm1(x: Any) -> Any:
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.expm1(x)
+    if (form := _form(x)) is not None:
+        return form.expm1(x)
     if isinstance(x, Intervals):
         return _expm1_intervals(x)
     return np.expm1(x)
@@ -249,7 +262,9 @@ def log(x: Any) -> Any:
 
 
 def square(x: Any) -> Any:
-    """x^2 (tighter than x * x where x straddles 0)."""
+    """x^2 (tighter than x * x where x straddles 0; an affine form's square over its range)."""
+    if _is_affine(x):
+        x = x.range()
     if isinstance(x, Intervals):
         low_abs = np.where((x.lo <= 0) & (x.hi >= 0), 0.0, np.minimum(np.abs(x.lo), np.abs(x.hi)))
         high_abs = np.maximum(np.abs(x.lo), np.abs(x.hi))
@@ -265,10 +280,8 @@ def sqrt(x: Any) -> Any:
 
 
 def relu(x: Any) -> Any:
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.relu(x)
+    if (form := _form(x)) is not None:
+        return form.relu(x)
     if isinstance(x, Intervals):
         return Intervals(np.maximum(x.lo, 0.0), np.maximum(x.hi, 0.0))
     return np.maximum(x, 0.0)
@@ -278,6 +291,10 @@ def clip(x: Any, low: float, high: float) -> Any:
     """x known to lie in [low, high]: its ends moved inside, a NaN end replaced by the limit."""
     if _is_jet(x):
         return type(x)(clip(x.value, low, high), x.grad)
+    if _is_affine(x):
+        from sltcheck.numerics import affine_arrays
+
+        return affine_arrays.clip(x, low, high)
     if isinstance(x, Intervals):
         return Intervals(np.where(np.isnan(x.lo), low, np.clip(x.lo, low, high)),
                          np.where(np.isnan(x.hi), high, np.clip(x.hi, low, high)))
@@ -288,12 +305,18 @@ def intersect(a: Any, b: Any) -> Any:
     """Two enclosures of the same values: their intersection (a NaN end gives way to the other's)."""
     if _is_jet(a):
         return type(a)(intersect(a.value, b.value), intersect(a.grad, b.grad))
+    if _is_affine(a):
+        from sltcheck.numerics import affine_arrays
+
+        return affine_arrays.intersect(a, b)
     return Intervals(np.fmax(a.lo, b.lo), np.fmin(a.hi, b.hi))
 
 
 def all_finite(x: Any) -> bool:
     if _is_jet(x):
         return all_finite(x.value) and all_finite(x.grad)
+    if _is_affine(x):
+        return bool(np.all(np.isfinite(x.centre)) and np.all(np.isfinite(x.coef)) and np.all(np.isfinite(x.radius)))
     if isinstance(x, Intervals):
         return bool(np.all(np.isfinite(x.lo)) and np.all(np.isfinite(x.hi)))
     return bool(np.all(np.isfinite(x)))
@@ -302,10 +325,8 @@ def all_finite(x: Any) -> bool:
 def relu_change(x: Any, dx: Any) -> Any:
     """ReLU(x + dx) - ReLU(x): dx where both are surely positive, 0 where both are surely not, else between
     0 and dx (ReLU is increasing and 1-Lipschitz)."""
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.relu_change(x, dx)
+    if (form := _form(x)) is not None:
+        return form.relu_change(x, dx)
     if not isinstance(x, Intervals):
         return relu(x + dx) - relu(x)
     moved = x + dx
@@ -318,6 +339,8 @@ def relu_change(x: Any, dx: Any) -> Any:
 
 def upper_ends(x: Any) -> np.ndarray:
     """The upper ends of x (the values of a float array), NaN read as +inf."""
+    if _is_affine(x):
+        x = x.range()
     high = x.hi if isinstance(x, Intervals) else np.asarray(x)
     return np.where(np.isnan(high), np.inf, high)
 
@@ -331,10 +354,8 @@ def _periodic_extreme(x: Intervals, offset: float) -> np.ndarray:
 
 def cos(x: Any) -> Any:
     """cos over each interval: the ends' values, and +-1 where a maximum or minimum lies inside."""
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.cos(x)
+    if (form := _form(x)) is not None:
+        return form.cos(x)
     if not isinstance(x, Intervals):
         return np.cos(x)
     a, b = np.cos(x.lo), np.cos(x.hi)
@@ -346,10 +367,8 @@ def cos(x: Any) -> Any:
 
 def sin(x: Any) -> Any:
     """sin x = cos(x - pi/2), the shift rounded outward."""
-    if _is_jet(x):
-        from sltcheck.numerics import jets
-
-        return jets.sin(x)
+    if (form := _form(x)) is not None:
+        return form.sin(x)
     if not isinstance(x, Intervals):
         return np.sin(x)
     shifted = x - np.pi / 2
@@ -360,7 +379,7 @@ def sin(x: Any) -> Any:
 
 def total(x: Any, axis: int) -> Any:
     """The sum along ``axis``, one rounded-outward addition at a time."""
-    if not isinstance(x, Intervals) and not _is_jet(x):
+    if not isinstance(x, Intervals) and _form(x) is None:
         return np.sum(x, axis=axis)
     count = x.shape[axis]
     result = x[(slice(None),) * (axis % len(x.shape)) + (0,)]
@@ -371,7 +390,7 @@ def total(x: Any, axis: int) -> Any:
 
 def contract(a: Any, b: Any) -> Any:
     """a @ b for a (..., k) and a constant-shaped b (k, m): sum_k a[..., k, None] * b[k]."""
-    if not isinstance(a, Intervals) and not isinstance(b, Intervals) and not _is_jet(a):
+    if not isinstance(a, Intervals) and not isinstance(b, Intervals) and _form(a) is None:
         return a @ b
     k = a.shape[-1]
     result = a[..., 0, None] * b[0]

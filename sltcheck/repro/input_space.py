@@ -18,7 +18,8 @@ own midpoints), whose error is decided in mpmath at ``VERDICT_DPS`` digits throu
 is proved: interval branch-and-bound over the box, each box enclosed by the *difference* form of
 :mod:`sltcheck.model.difference` in outward-rounded interval arithmetic
 (:mod:`sltcheck.numerics.interval_arrays`; over the task, in mean-value form with
-:mod:`sltcheck.numerics.jets`), capped by the trivial bound over the ball; the upper is the largest
+:mod:`sltcheck.numerics.jets`; over a transformer's ball, in the affine forms of
+:mod:`sltcheck.numerics.affine_arrays`: ``FORM``), capped by the trivial bound over the ball; the upper is the largest
 enclosure over the leaves, so it holds however the boxes were chosen. The best-first search splits the
 boxes of largest enclosure across their widest dimension (relative to the space's) until every leaf is
 within ``GOALS[space] ** 0.5`` of the lower end, or its budget of boxes (deterministic: the same machine
@@ -42,6 +43,7 @@ import numpy as np
 
 from sltcheck.model import reference
 from sltcheck.model.difference import (
+    ENCLOSURES,
     MergedDifference,
     merged_difference,
     mha_difference,
@@ -49,19 +51,34 @@ from sltcheck.model.difference import (
     transformer_difference,
 )
 from sltcheck.model.weights import MHAWeights, TransformerWeights
+from sltcheck.numerics.affine_arrays import Affine
+from sltcheck.numerics.affine_arrays import concatenate as affine_concatenate
+from sltcheck.numerics.affine_arrays import stack as affine_stack
 from sltcheck.numerics.interval_arrays import Intervals, cos, sin, upper_ends
 from sltcheck.numerics.jets import Jet, concatenate, mean_value, stack
 from sltcheck.numerics.verdict import decide
 
 SPACES = ("task", "ball")
 GOALS = {"task": 1.1, "ball": 2.0}  # upper / lower at which a bracket is certified (issue 44's goals)
-# Boxes enclosed per bracket at most, for one attention layer at T = 4 (about a minute of one core for the
-# ball); :meth:`SourcePair.cost` scales it down for longer inputs and for transformers.
-BOX_BUDGET = {"task": 200_000, "ball": 1_500_000}
+# Boxes enclosed per bracket at most, for one attention layer at T = 4, by the form that encloses them (the
+# ball: about a minute of one core in either of its forms; an affine box costs about 5 plain ones);
+# :meth:`SourcePair.cost` scales it down for longer inputs and for transformers.
+BOX_BUDGET = {"task": {"mean-value": 200_000, "interval": 200_000, "affine": 200_000},
+              "ball": {"affine": 300_000, "interval": 1_500_000, "mean-value": 300_000}}
 BATCH = 2048  # boxes split per round (each gives two)
-# Whether a box is enclosed by the mean-value form (first-order jets: its excess shrinks with the square of
-# the box's width, at about 1 + D times the plain enclosure's cost) or by the plain interval evaluation.
-MEAN_VALUE = {"task": True, "ball": False}
+# How a box is enclosed: "interval" (the plain interval evaluation), "mean-value" (first-order jets: the
+# excess shrinks with the square of the box's width, but the gradient's enclosure widens through every
+# block), "affine" (first-order affine forms, sltcheck.numerics.affine_arrays: as quadratic, and nothing is
+# wrapped into intervals through the blocks).
+FORMS = ("interval", "mean-value", "affine")
+# By space and model (an attention layer, a transformer), measured side by side at equal time
+# (benchmarks/input_space_forms.py): over the ball an MHA's plain intervals bracket as tightly per box as
+# the affine forms at a fifth of the cost, a transformer's blocks need the forms.
+FORM = {("task", "mha"): "mean-value", ("task", "transformer"): "mean-value",
+        ("ball", "mha"): "interval", ("ball", "transformer"): "affine"}
+# An affine form holds 2T coefficients for each of the (T + 1)^2 logits of a ball's box: beyond this many tokens
+# (fig5's T = 16, 64: 9,000 and 540,000 floats a box) the ball takes the plain interval enclosure.
+AFFINE_UP_TO = 8
 MAX_OPEN = 1_000_000  # open boxes kept at most (memory: 16 bytes per parameter per box)
 SAMPLE = 4096  # quasi-random points of the search
 REFINED = 6  # best distinct points refined by L-BFGS-B
@@ -71,8 +88,8 @@ PI_OUT = math.nextafter(math.pi, math.inf)  # covers the real pi (the float pi l
 @dataclass(frozen=True)
 class Space:
     """A box of parameters and the tokens they give: :meth:`tokens` of float arrays (points, (N, D)) or
-    of two arrays (a box's ends: then :class:`~sltcheck.numerics.interval_arrays.Intervals` or jets
-    enclosing every token of the box)."""
+    of two arrays (a box's ends: then :class:`~sltcheck.numerics.interval_arrays.Intervals`, jets or
+    affine forms enclosing every token of the box)."""
 
     name: str
     names: tuple[str, ...]
@@ -86,14 +103,27 @@ class Space:
     ordered: slice | None = None  # parameters that may be taken in increasing order (a symmetry)
     radius: float | None = None  # tokens (pairs of parameters) of norm above it hold no input
 
-    def tokens(self, lows: np.ndarray, highs: np.ndarray | None = None, jet: bool = False) -> Any:
-        """The tokens at points (``highs`` None), their enclosures over boxes, or (``jet``) their jets there."""
-        parameters = (lows if highs is None else Jet.variables(lows, highs) if jet else Intervals(lows, highs))
+    def tokens(self, lows: np.ndarray, highs: np.ndarray | None = None, form: str = "interval") -> Any:
+        """The tokens at points (``highs`` None), or over boxes in one of ``FORMS``: their interval enclosures,
+        their jets (``mean-value``) or their affine forms."""
+        parameters: Any
+        if highs is None:
+            parameters = lows
+        elif form == "interval":
+            parameters = Intervals(lows, highs)
+        elif form == "mean-value":
+            parameters = Jet.variables(lows, highs)
+        elif form == "affine":
+            parameters = Affine.variables(lows, highs)
+        else:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
         body = self.tokens_of(parameters, self.length)
         count = lows.shape[0]
         first = np.broadcast_to(self.token, (count, 1, 2))
         if isinstance(body, Jet):
             return concatenate(first, body, axis=1)
+        if isinstance(body, Affine):
+            return affine_concatenate(first, body, axis=1)
         if isinstance(body, Intervals):
             return Intervals(np.concatenate([first, body.lo], axis=1), np.concatenate([first, body.hi], axis=1))
         return np.concatenate([first, body], axis=1)
@@ -115,6 +145,8 @@ def _unit_tokens(angles: list[Any]) -> Any:
     columns = [(cos(angle), sin(angle)) for angle in angles]
     if isinstance(columns[0][0], Jet):
         return stack([part for pair in columns for part in pair]).reshape(-1, len(angles), 2)
+    if isinstance(columns[0][0], Affine):
+        return affine_stack([part for pair in columns for part in pair]).reshape(-1, len(angles), 2)
     if isinstance(columns[0][0], Intervals):
         lo = np.stack([np.stack([c.lo, s.lo], axis=-1) for c, s in columns], axis=1)
         hi = np.stack([np.stack([c.hi, s.hi], axis=-1) for c, s in columns], axis=1)
@@ -154,7 +186,7 @@ def ball_space(length: int, token: np.ndarray | None, alpha: float) -> Space:
 
 def _disk_tokens(alpha: float) -> Callable[[Any, int], Any]:
     def tokens(parameters: Any, length: int) -> Any:
-        if isinstance(parameters, Jet):
+        if isinstance(parameters, (Jet, Affine)):
             return parameters.reshape(-1, length, 2)
         if isinstance(parameters, Intervals):
             return Intervals(parameters.lo.reshape(-1, length, 2), parameters.hi.reshape(-1, length, 2))
@@ -190,6 +222,12 @@ class SourcePair:
         return cls(target, pruned, [merged_difference(t, s, False) for t, s in pairs],
                    [merged_difference(t, s, True) for t, s in pairs])
 
+    def form(self, space: Space) -> str:
+        """The form that encloses the space's boxes (``FORM``), the plain intervals for a ball of more than
+        ``AFFINE_UP_TO`` tokens."""
+        form = FORM[space.name, "mha" if isinstance(self.target, MHAWeights) else "transformer"]
+        return "interval" if form == "affine" and space.length > AFFINE_UP_TO else form
+
     def cost(self, length: int) -> float:
         """A box's cost relative to one attention layer's at T = 4, as the budget counts it: the logits grow
         as (T + 1)^2; a transformer block (an attention layer, a residual and two FC nets) costs about three
@@ -197,25 +235,31 @@ class SourcePair:
         blocks = 1 if isinstance(self.target, MHAWeights) else len(self.target.blocks)
         return blocks * (length + 1) ** 2 / 25
 
-    def box_errors(self, space: Space, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
-        """An upper bound on the error over each box: the plain enclosure, or (``MEAN_VALUE``) the
-        mean-value form f(m) + grad(box) (box - m) at the box's midpoint m, intersected with it."""
-        if not MEAN_VALUE[space.name]:
-            return self.errors(space.tokens(lows, highs))
-        middle = np.clip(lows + (highs - lows) / 2, lows, highs)
-        at_middle = self.differences(space.tokens(middle, middle))
-        enclosure = mean_value(at_middle, self.differences(space.tokens(lows, highs, jet=True)), lows, highs, middle)
-        return upper_ends(token_norms(enclosure)).max(axis=-1)
+    def box_errors(self, space: Space, lows: np.ndarray, highs: np.ndarray, form: str | None = None) -> np.ndarray:
+        """An upper bound on the error over each box, in ``form`` (default the space's, ``FORM``): the plain
+        enclosure, the mean-value form f(m) + grad(box) (box - m) at the box's midpoint m intersected with it,
+        or the affine form's range."""
+        form = form or self.form(space)
+        if form == "mean-value":
+            middle = np.clip(lows + (highs - lows) / 2, lows, highs)
+            at_middle = self.differences(space.tokens(middle, middle))
+            enclosure = mean_value(at_middle, self.differences(space.tokens(lows, highs, form)), lows, highs, middle)
+            return upper_ends(token_norms(enclosure)).max(axis=-1)
+        return self.errors(space.tokens(lows, highs, form))
 
     def differences(self, X: Any) -> Any:
-        merged = self.boxes if isinstance(X, (Intervals, Jet)) else self.points
+        merged = self.boxes if isinstance(X, ENCLOSURES) else self.points
         if isinstance(self.target, MHAWeights):
             return mha_difference(X, None, merged[0])[1]
         return transformer_difference(X, self.target, self.pruned, merged)[1]  # type: ignore[arg-type]
 
     def errors(self, X: Any) -> np.ndarray:
-        """max_i ||S(x_i) - T(x_i)|| per input (floats), or its upper enclosure per box (Intervals)."""
-        return upper_ends(token_norms(self.differences(X))).max(axis=-1)
+        """max_i ||S(x_i) - T(x_i)|| per input (floats), or its upper enclosure per box (Intervals, affine
+        forms: the norm of each token's difference over its range)."""
+        difference = self.differences(X)
+        if isinstance(difference, Affine):
+            difference = difference.range()
+        return upper_ends(token_norms(difference)).max(axis=-1)
 
     def mp_error(self, X: np.ndarray, dps: int) -> Any:
         """The error at one input in mpmath, through the paper's objects as defined (a second code path)."""
@@ -367,7 +411,7 @@ def bracket(space: Space, pair: SourcePair, starts: np.ndarray, seed: np.random.
     the smaller of it and the branch-and-bound's (which, through several blocks, can stay above it)."""
     point, value = search(space, pair, starts, seed)
     searched = value
-    scaled = max(BATCH, int(BOX_BUDGET[space.name] / pair.cost(space.length)))
+    scaled = max(BATCH, int(BOX_BUDGET[space.name][pair.form(space)] / pair.cost(space.length)))
     upper, point, value, boxes = branch_and_bound(space, pair, point, value, budget or scaled)
     upper = min(upper, cap)
     with mpmath.workdps(dps):
