@@ -1,7 +1,8 @@
 """Affine forms over boxes (:mod:`sltcheck.numerics.affine_arrays`): at points drawn in each box, every
 operation's exact result (mpmath at 50 digits) lies in the form evaluated there, centre + coef . e +- radius
 (the relational claim, not only the range), and two mutants (exp's curvature remainder dropped, ReLU's chord
-offset dropped) are caught by the same check."""
+offset dropped) are caught by the same check; what proves nothing (a reciprocal across 0, NaN, overflow) is
+unbounded, and a constant that float64 would round is refused."""
 
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ CASES = [
     ("mul", lambda u, v: u * v, lambda u, v: u * v, (-3.0, 3.0), 0.5),
     ("div", lambda u, v: u / (v + 10.0), lambda u, v: u / (v + 10), (-3.0, 3.0), 0.5),
     ("reciprocal", lambda u, v: 1.0 / (u * u + 0.5), lambda u, v: 1 / (u * u + mpmath.mpf(0.5)), (-2.0, 2.0), 0.5),
-    ("constant-interval", lambda u, v: u * Intervals(0.3, 0.31) + Intervals(-1.0, 1.0),
-     lambda u, v: None, (-3.0, 3.0), 0.5),
+    ("interval-constants", lambda u, v: u * Intervals(0.3, 0.31) + Intervals(-1.0, 1.0),
+     lambda u, v: u * mpmath.mpf(0.31) + 1, (-3.0, 3.0), 0.5),  # one of the values the intervals allow
+    ("interval-constants-low", lambda u, v: u * Intervals(0.3, 0.31) - Intervals(-1.0, 1.0),
+     lambda u, v: u * mpmath.mpf(0.3) - 1, (-3.0, 3.0), 0.5),
     ("exp", lambda u, v: ia.exp(u), lambda u, v: mpmath.exp(u), (-5.0, 5.0), 0.5),
     ("exp-wide", lambda u, v: ia.exp(u * 40.0), lambda u, v: mpmath.exp(u * 40), (-5.0, 5.0), 0.5),
     ("expm1-tiny", lambda u, v: ia.expm1(u * 1e-7), lambda u, v: mpmath.expm1(u * mpmath.mpf(1e-7)), (-1.0, 1.0), 0.5),
@@ -62,7 +65,8 @@ def _violations(operation, exact, span, widest) -> int:
     highs = np.minimum(lows + rng.uniform(0.0, widest, (BOXES, 2)), span[1])
     highs[: BOXES // 5] = lows[: BOXES // 5]  # a fifth are points
     form = operation(*_operands(Affine.variables(lows, highs)))
-    middle, half = lows + (highs - lows) / 2, np.maximum(highs - (lows + (highs - lows) / 2), 0.0)
+    middle = lows + (highs - lows) / 2
+    half = np.maximum(highs - middle, middle - lows)  # as Affine.variables takes it
     outside = 0
     with mpmath.workdps(50):
         for box in range(BOXES):
@@ -70,8 +74,6 @@ def _violations(operation, exact, span, widest) -> int:
                 point = lows[box] + (highs[box] - lows[box]) * rng.uniform(0, 1, 2)
                 p, q = _mpf(point[0]), _mpf(point[1])
                 value = exact(*_mp_operands(p, q))
-                if value is None:  # an interval operand: the form must hold the whole range it allows
-                    continue
                 e = [(_mpf(point[j]) - _mpf(middle[box, j])) / _mpf(form_scale(form, box, j, half)) if half[box, j] > 0
                      else mpmath.mpf(0) for j in range(2)]
                 at = _mpf(form.centre[box]) + sum(_mpf(form.coef[box, j]) * e[j] for j in range(2))
@@ -121,3 +123,34 @@ def test_relus_chord_without_its_offset_is_caught(monkeypatch):
     monkeypatch.setattr(aa, "relu", lambda x: x * np.where(x.range().lo >= 0, 1.0, np.where(
         x.range().hi <= 0, 0.0, x.range().hi / (x.range().hi - x.range().lo))))
     assert _violations(lambda u, v: aa.relu(u - v), lambda u, v: max(u - v, 0), (-1.0, 1.0), 0.5) > 0
+
+
+def test_what_proves_nothing_says_so():
+    """A reciprocal over a range reaching 0 and an operand of NaN give an unbounded enclosure, never a finite one."""
+    lows, highs = np.array([[-1.0, 0.0]]), np.array([[1.0, 1.0]])
+    p = Affine.variables(lows, highs)[:, 0]
+    assert ia.upper_ends(1.0 / p)[0] == np.inf
+    assert ia.upper_ends(p * np.nan + 1.0)[0] == np.inf
+    assert ia.upper_ends(ia.exp(p * 1e6))[0] == np.inf
+
+
+def test_constants_that_float64_would_round_are_refused():
+    p = Affine.variables(np.array([[0.0]]), np.array([[1.0]]))[:, 0]
+    with pytest.raises(TypeError, match="float64-exact"):
+        p + (2**53 + 1)
+    with pytest.raises(TypeError, match="float64-exact"):
+        p * np.array([mpmath.mpf(1) / 3], dtype=object)
+    with pytest.raises(ValueError, match="different parameters"):
+        p + Affine.variables(np.zeros((1, 2)), np.ones((1, 2)))[:, 0]
+
+
+def test_indexing_and_concatenating_keep_the_coefficients_with_their_values():
+    lows, highs = np.zeros((2, 3)), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = Affine.variables(lows, highs).reshape(2, 3, 1)
+    picked = x[..., 0, None]
+    assert picked.shape == (2, 3, 1)
+    assert np.array_equal(picked.coef[:, :, 0, :], x.coef[:, :, 0, :])
+    joined = aa.concatenate(np.full((2, 1, 1), 7.0), x, axis=-2)
+    assert joined.shape == (2, 4, 1)
+    assert np.array_equal(joined.coef[:, 0], np.zeros((2, 1, 3)))
+    assert np.array_equal(joined.coef[:, 1:], x.coef)

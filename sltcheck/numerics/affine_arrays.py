@@ -66,8 +66,26 @@ def _split(value: Intervals) -> tuple[np.ndarray, np.ndarray]:
         return mid, _up(np.maximum(hi - mid, mid - lo))
 
 
+def _float_constant(value: Any) -> np.ndarray:
+    """A constant operand as float64, exactly: floats, bools and integers below 2^53 only (a wider integer,
+    a long double or an mpmath number would be rounded with nothing to cover it: pass an ``Intervals``)."""
+    array = np.asarray(value)
+    exact = array.dtype.kind == "b" or (array.dtype.kind == "f" and array.dtype.itemsize <= 8) or (
+        array.dtype.kind in "iu" and bool(np.all((array >= -(2**53)) & (array <= 2**53))))
+    if not exact:
+        raise TypeError(f"an affine form's constant must be float64-exact (floats, bools, integers up to 2^53), "
+                        f"got dtype {array.dtype}: enclose it in an Intervals")
+    return array.astype(np.float64)
+
+
+def _same_parameters(a: Affine, b: Affine) -> None:
+    if a.dims != b.dims:
+        raise ValueError(f"affine forms over different parameters: {a.dims} and {b.dims} coefficients")
+
+
 class Affine:
-    """centre + coef . e + [-radius, radius], e in [-1, 1]^D, elementwise, with numpy's broadcasting."""
+    """centre + coef . e + [-radius, radius], e in [-1, 1]^D, elementwise, with numpy's broadcasting.
+    Immutable: operations return new forms, and may share (read-only, broadcast) arrays with their operands."""
 
     __slots__ = ("centre", "coef", "radius")
     __array_ufunc__ = None  # ndarray (op) Affine defers to Affine's reflected operators
@@ -123,7 +141,8 @@ class Affine:
         index = index if isinstance(index, tuple) else (index,)
         return Affine(self.centre[index], self.coef[(*index, slice(None))], self.radius[index])
 
-    def reshape(self, *shape: int) -> Affine:
+    def reshape(self, *shape: Any) -> Affine:
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         return Affine(self.centre.reshape(shape), self.coef.reshape((*shape, self.dims)), self.radius.reshape(shape))
 
     def __repr__(self) -> str:
@@ -135,13 +154,14 @@ class Affine:
     @_quiet
     def __add__(self, other: Any) -> Affine:
         if isinstance(other, Affine):
+            _same_parameters(self, other)
             result = Affine(self.centre + other.centre, self.coef + other.coef, self.radius + other.radius)
         elif isinstance(other, Intervals):
             mid, rad = _split(other)
             result = Affine(self.centre + mid, np.broadcast_to(self.coef, (*np.broadcast_shapes(
                 self.shape, mid.shape), self.dims)), self.radius + rad)
         else:
-            constant = np.asarray(other, dtype=np.float64)
+            constant = _float_constant(other)
             result = Affine(self.centre + constant, np.broadcast_to(self.coef, (*np.broadcast_shapes(
                 self.shape, constant.shape), self.dims)), np.broadcast_to(self.radius, np.broadcast_shapes(
                     self.shape, constant.shape)))
@@ -160,6 +180,7 @@ class Affine:
     @_quiet
     def __mul__(self, other: Any) -> Affine:
         if isinstance(other, Affine):
+            _same_parameters(self, other)
             # (c1 + l1 + r1)(c2 + l2 + r2) = c1 c2 + c1 l2 + c2 l1 + [l1 l2 + (c1 + l1) r2 + c2 r1 ...]
             spread1, spread2 = self.spread(), other.spread()
             centre = self.centre * other.centre
@@ -172,7 +193,7 @@ class Affine:
             mid, rad = _split(other)
             scaled = self * mid
             return Affine(scaled.centre, scaled.coef, _up(scaled.radius + rad * (self._size() + self.radius)))
-        constant = np.asarray(other, dtype=np.float64)
+        constant = _float_constant(other)
         centre = self.centre * constant
         coef = self.coef * constant[..., None]
         size = np.abs(centre) + np.abs(coef).sum(axis=-1)
@@ -186,7 +207,7 @@ class Affine:
             return self * other.reciprocal()
         if isinstance(other, Intervals):
             return self * (1.0 / other)
-        constant = np.asarray(other, dtype=np.float64)
+        constant = _float_constant(other)
         centre = self.centre / constant
         coef = self.coef / constant[..., None]
         size = np.abs(centre) + np.abs(coef).sum(axis=-1)
@@ -231,7 +252,7 @@ def _narrower(form: Affine, enclosure: Intervals) -> Affine:
     whichever is narrower."""
     mid, rad = _split(enclosure)
     width = form.spread()
-    take = ~(width <= rad)  # NaN in the form: the interval's
+    take = ~(width <= rad) | ~np.isfinite(form.centre)  # NaN or inf in the form: the interval's
     return Affine(np.where(take, mid, form.centre), np.where(take[..., None], 0.0, form.coef),
                   np.where(take, rad, form.radius))
 
@@ -310,7 +331,7 @@ def intersect(a: Affine, b: Any) -> Affine:
     """Two enclosures of the same values: per value the narrower."""
     if not isinstance(b, Affine):
         return _narrower(a, b)
-    take = ~(a.spread() <= b.spread())
+    take = ~(a.spread() <= b.spread()) | ~np.isfinite(a.centre)
     return Affine(np.where(take, b.centre, a.centre), np.where(take[..., None], b.coef, a.coef),
                   np.where(take, b.radius, a.radius))
 
@@ -326,8 +347,8 @@ def stack(parts: list[Affine]) -> Affine:
 
 
 def concatenate(first: np.ndarray, body: Affine, axis: int) -> Affine:
-    """A constant array (no coefficients) before ``body`` along ``axis`` (counted from 0)."""
-    zeros = np.zeros(first.shape)
+    """A constant array (no coefficients) before ``body`` along ``axis`` (of the value)."""
+    axis %= len(body.shape)
     return Affine(np.concatenate([first, body.centre], axis=axis),
                   np.concatenate([np.zeros((*first.shape, body.dims)), body.coef], axis=axis),
-                  np.concatenate([zeros, body.radius], axis=axis))
+                  np.concatenate([np.zeros(first.shape), body.radius], axis=axis))
