@@ -13,10 +13,10 @@ instead of a noise symbol per operation.
 
 Every linear step is exact in the reals; the floats' rounding (each + and x errs by at most 2^-53 of its
 result's size, relative) is bounded by ``_ROUNDING`` times the sizes involved and added to the radius,
-which is itself rounded upward (:func:`_up`). A nonlinear f is linearised at the centre c:
+which is itself rounded upward (``_up``). A nonlinear f is linearised at the centre c:
 f(y) in f(c) + alpha (y - c) + [-rest, rest] for y within rad of c, rest = |f(c)'s enclosure| +
 |alpha - f'(c)| rad + max|f''| rad^2 / 2; where that is wider than f's interval enclosure over the form's
-range, the constant form of that interval is taken instead (:func:`_narrower`). f(c) and f'(c) are
+range, the constant form of that interval is taken instead (``_narrower``). f(c) and f'(c) are
 enclosed by :mod:`sltcheck.numerics.interval_arrays` (exp, expm1 from IEEE +, -, x; cos and sin under its
 declared ``LIBM_RELATIVE``). ReLU takes the chord relaxation (DeepPoly's, sound for any slope in [0, 1]).
 
@@ -105,7 +105,7 @@ class Affine:
 
     @classmethod
     def constant(cls, value: Any, dims: int) -> Affine:
-        """A float array or :class:`Intervals` as a form with no coefficients."""
+        """A float array or :class:`~sltcheck.numerics.interval_arrays.Intervals` as a form with no coefficients."""
         if isinstance(value, Intervals):
             centre, radius = _split(value)
         else:
