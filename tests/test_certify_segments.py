@@ -3,8 +3,8 @@ the difference on the segments themselves, in parts, in its centred form (:func:
 
 Their uppers must bound measured / bound of the measured row at instances inside each box, evaluated in
 mpmath from the statement's formula (a second code path), at the largest eps too; mutants (the derivative at x
-alone, the centred form without its derivative) are refuted; the split halves a direction only where eps
-makes it count.
+alone, the centred form without its derivative) are refuted; the split halves a direction, and eps itself, only
+where eps makes it count.
 """
 
 from __future__ import annotations
@@ -198,6 +198,24 @@ def test_directions_are_halved_only_where_eps_makes_them_count() -> None:
                for half, whole in ((small, box((-6.0, -5.9))), (large, box((-1.05, -1.0))))]
     assert [name[0] for name in changed[0]] != ["s"]
     assert [name[0] for name in changed[1]] == ["s"]
+
+
+def test_eps_is_halved_only_where_it_spans_a_part_of_the_family_s_eps() -> None:
+    family = families()[FAMILY]
+    names = [d.name for d in family.dimensions]
+
+    def box(log10_eps: tuple[float, float]) -> Any:  # eps 1/4 of the family's log range, alpha 1/10 of its own
+        lows = [1.0, log10_eps[0], -1.0, 0.0, -1.0, -1.0, -1.0, -1.0, -1.0]
+        highs = [1.1, log10_eps[1], 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+        lows[2:6], highs[2:6] = [0.9, 0.9, -1.0, -1.0], [1.0, 0.95, -0.8, -0.8]
+        return tuple(lows), tuple(highs)
+
+    def halved(log10_eps: tuple[float, float]) -> list[str]:
+        half = split_all(family, [box(log10_eps)])[0]
+        return [names[i] for i, (a, b) in enumerate(zip(half[1], box(log10_eps)[1], strict=True)) if a != b]
+
+    assert halved((-6.0, -4.75)) == ["alpha"]  # at most 2e-5 of eps: as good as one eps
+    assert halved((-2.25, -1.0)) == ["log10_eps"]  # most of the family's eps: its own relative width
 
 
 def test_a_box_whose_perturbed_token_leaves_the_ball_is_outside() -> None:

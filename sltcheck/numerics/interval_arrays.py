@@ -24,6 +24,7 @@ helper here (:func:`exp`, :func:`expm1`, :func:`total`, ...) takes either.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -149,17 +150,15 @@ def _is_affine(value: Any) -> bool:
     return type(value).__name__ == "Affine"  # sltcheck.numerics.affine_arrays.Affine (which imports this module)
 
 
+# the forms built on intervals, by class name: their modules import this one, so they cannot be imported here
+FORM_MODULES = {"Jet": "sltcheck.numerics.jets", "Affine": "sltcheck.numerics.affine_arrays"}
+
+
 def _form(value: Any) -> Any:
-    """The module of a form built on intervals (jets, affine forms), whose functions take it; else None."""
-    if _is_jet(value):
-        from sltcheck.numerics import jets
-
-        return jets
-    if _is_affine(value):
-        from sltcheck.numerics import affine_arrays
-
-        return affine_arrays
-    return None
+    """The module of a form built on intervals (jets, affine forms), whose functions take it; else None. A form
+    exists only once its module is imported, so ``sys.modules`` holds it (no import on this hot path)."""
+    name = FORM_MODULES.get(type(value).__name__)
+    return None if name is None else sys.modules[name]
 
 
 # exp from IEEE +, -, x alone: x = k ln 2 + r with |r| <= 0.35 (r enclosed: ln 2 between two floats), exp(r)
@@ -316,7 +315,7 @@ def all_finite(x: Any) -> bool:
     if _is_jet(x):
         return all_finite(x.value) and all_finite(x.grad)
     if _is_affine(x):
-        return bool(np.all(np.isfinite(x.centre)) and np.all(np.isfinite(x.coef)) and np.all(np.isfinite(x.radius)))
+        return bool(_form(x).all_finite(x))
     if isinstance(x, Intervals):
         return bool(np.all(np.isfinite(x.lo)) and np.all(np.isfinite(x.hi)))
     return bool(np.all(np.isfinite(x)))

@@ -63,8 +63,7 @@ GOALS = {"task": 1.1, "ball": 2.0}  # upper / lower at which a bracket is certif
 # Boxes enclosed per bracket at most, for one attention layer at T = 4, by the form that encloses them (the
 # ball: about a minute of one core in either of its forms; an affine box costs about 5 plain ones);
 # :meth:`SourcePair.cost` scales it down for longer inputs and for transformers.
-BOX_BUDGET = {"task": {"mean-value": 200_000, "interval": 200_000, "affine": 200_000},
-              "ball": {"affine": 300_000, "interval": 1_500_000, "mean-value": 300_000}}
+BOX_BUDGET = {"task": {"mean-value": 200_000}, "ball": {"affine": 300_000, "interval": 1_500_000}}
 BATCH = 2048  # boxes split per round (each gives two)
 # How a box is enclosed: "interval" (the plain interval evaluation), "mean-value" (first-order jets: the
 # excess shrinks with the square of the box's width, but the gradient's enclosure widens through every
