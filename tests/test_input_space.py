@@ -178,6 +178,19 @@ def test_a_sweep_records_brackets_and_verify_rederives_them(tmp_path, small_budg
     assert any("input_space" in line for line in summary_differences(json.loads(path.read_text()), path))
 
 
+def test_verify_says_which_records_another_engine_bracketed(tmp_path, small_budget, monkeypatch):
+    from sltcheck.repro import synthetic
+    from sltcheck.repro.verify import verify
+
+    config = synthetic.preset_config("fig4", "quick", "theory", widths=(4,), sources=1, test_samples=20,
+                                     train_target=False, input_space=True)
+    synthetic.run(config, str(tmp_path / "run"), progress=False)
+    monkeypatch.setattr(input_space, "ENGINE", input_space.ENGINE + 1)  # as a later sltcheck would verify it
+    found = verify(tmp_path / "run")
+    assert found, "a record no engine here can recompute passed verify"
+    assert all(f"engine {input_space.ENGINE - 1}, this sltcheck's is {input_space.ENGINE}" in line for line in found)
+
+
 def test_readme_section_and_report_card_show_the_brackets(tmp_path, small_budget):
     from sltcheck.cli import main
     from sltcheck.repro import input_space_text, synthetic

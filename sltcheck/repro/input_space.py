@@ -59,6 +59,10 @@ from sltcheck.numerics.jets import Jet, concatenate, mean_value, stack
 from sltcheck.numerics.verdict import decide
 
 SPACES = ("task", "ball")
+# The enclosures' version, in every record (``engine``): a record is recomputed only by the engine that wrote it
+# (another encloses the same boxes otherwise, so its brackets differ, both valid). 1: intervals and jets (no
+# ``engine`` in the record); 2: affine forms over a transformer's ball (FORM, AFFINE_UP_TO, BOX_BUDGET per form).
+ENGINE = 2
 GOALS = {"task": 1.1, "ball": 2.0}  # upper / lower at which a bracket is certified (issue 44's goals)
 # Boxes enclosed per bracket at most, for one attention layer at T = 4, by the form that encloses them (the
 # ball: about a minute of one core in either of its forms; an affine box costs about 5 plain ones);
@@ -452,7 +456,7 @@ def input_space_record(target: MHAWeights | TransformerWeights, pruned: MHAWeigh
                          _ball_points(np.array([task.instance]), length, alpha)])
     ball, ball_searched = bracket(ball_space(length, token, alpha), pair, as_ball, seed, dps, cap=trivial)
     record: dict[str, Any] = {
-        "test_max": test_max, "search_max": max(task_searched, ball_searched),
+        "engine": ENGINE, "test_max": test_max, "search_max": max(task_searched, ball_searched),
         "task": task.as_dict(), "ball": ball.as_dict(),
         "bound": bound if isinstance(bound, str) else mpmath.nstr(bound, 20),
         "trivial": trivial,

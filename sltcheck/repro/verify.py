@@ -172,8 +172,30 @@ def source_differences(directory: Path, summary: dict[str, Any], sample: int | N
             found.append(f"{directory / 'results.sqlite'}: the row {key!r} is not a source of this configuration")
             continue
         again = synthetic.source_records(context, *where[key])
-        found += [f"{directory / 'results.sqlite'}: {line}" for line in differ(
-            without_timing(stored[key]["records"]), without_timing(json_safe(again)), f"row {key!r}.records")]
+        recorded, derived = without_timing(stored[key]["records"]), without_timing(json_safe(again))
+        lines = other_engines(recorded, derived, f"row {key!r}.records")
+        found += [f"{directory / 'results.sqlite'}: {line}" for line in
+                  lines + differ(recorded, derived, f"row {key!r}.records")]
+    return found
+
+
+def other_engines(recorded: list[Any], derived: list[Any], where: str) -> list[str]:
+    """A line for each recorded ``input_space`` bracketed by another engine than this sltcheck's (its brackets
+    cannot be recomputed here: not a mismatch, and not verified), whose brackets are then left out of both
+    sides (the rest of the record is still compared)."""
+    from sltcheck.repro.input_space import ENGINE
+
+    found = []
+    for index, (old, new) in enumerate(zip(recorded, derived, strict=False)):
+        if not (isinstance(old, dict) and isinstance(old.get("input_space"), dict) and isinstance(new, dict)):
+            continue
+        engine = old["input_space"].get("engine", 1)
+        if engine != ENGINE:
+            found.append(f"{where}[{index}].input_space: bracketed by input-space engine {engine!r}, this "
+                         f"sltcheck's is {ENGINE}, so it cannot be recomputed here (run the figure again with "
+                         "--input-space into a new --out)")
+            old.pop("input_space")
+            new.pop("input_space", None)
     return found
 
 
