@@ -12,8 +12,8 @@ interrupted run resumes exactly as on one machine.
 - :class:`InProcessExecutor` calls ``fn`` in the calling process, in order
   (``--workers 1``, the default; monkeypatching and pdb work as usual);
 - :class:`ProcessExecutor` runs a spawn-context :class:`~concurrent.futures.ProcessPoolExecutor`
-  of N processes (``--workers N``); ``shared`` travels once per process via the
-  pool's initializer, so ``fn`` must be a picklable top-level function;
+  of N processes (``--workers N``), kept for the next map with the same ``shared``; ``shared``
+  travels once per process via the pool's initializer, so ``fn`` must be a picklable top-level function;
 - :class:`DaskExecutor` submits one Dask task per key to an existing scheduler
   (``--scheduler tcp://host:8786``) or to a :class:`distributed.LocalCluster` it
   starts (``--cluster local --workers N``). ``shared`` becomes one task of its
@@ -120,32 +120,55 @@ def _call_with_shared(fn: WorkFunction, args: tuple[Any, ...]) -> Any:
 
 
 class ProcessExecutor(Executor):
-    """``workers`` spawned processes on this machine (a fresh pool per map)."""
+    """``workers`` spawned processes on this machine. The pool is kept from one map to the next while the
+    ``shared`` value is the same (``sltcheck certify`` maps every round: a spawned process imports sltcheck and
+    torch, seconds that a round of boxes does not last), and started afresh for another one, and after a map
+    that did not run to its end (a task's error, a dead process, a consumer that stopped early)."""
 
     def __init__(self, workers: int) -> None:
         if int(workers) < 1:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         self.workers = int(workers)
         self.description = f"{self.workers} local processes"
+        self._pool: Any = None
+        self._shared: bytes | None = None  # the pickled ``shared`` the pool's processes hold
 
     def map_unordered(self, fn: WorkFunction, shared: Any, tasks: Sequence[Task]) -> Generator[tuple[str, Any]]:
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_COMPLETED, wait
 
         if not tasks:
             return
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)),
-                                   mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_install_shared, initargs=(shared, os.getpid()))
+        pool = self._pool_holding(shared)
+        pending = {pool.submit(_call_with_shared, fn, args): key for key, args in tasks}
+        ended = False
         try:
-            pending = {pool.submit(_call_with_shared, fn, args): key for key, args in tasks}
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     key = pending.pop(future)
                     yield key, future.result()  # a task's exception (or a dead process) ends the map
+            ended = True
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            if not ended:
+                self.close()
+
+    def _pool_holding(self, shared: Any) -> Any:
+        import multiprocessing
+        import pickle
+        from concurrent.futures import ProcessPoolExecutor
+
+        pickled = pickle.dumps(shared)
+        if self._pool is None or pickled != self._shared:
+            self.close()
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_install_shared, initargs=(shared, os.getpid()))
+            self._shared = pickled
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool, self._shared = None, None
 
 
 # --- Dask distributed -------------------------------------------------------------

@@ -182,10 +182,15 @@ def option_name(key: str) -> str:
 
 
 def differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
-    """``key: recorded -> wanted`` for every key whose value differs."""
+    """``key: recorded -> wanted`` for every key whose value differs; a ``*_engine`` key is the version of the
+    code that computed the results (no option: another sltcheck wrote the directory)."""
     keys = sorted(set(recorded) | set(wanted))
-    return [f"{option_name(k)} (this directory: {recorded.get(k)!r}, this command: {wanted.get(k)!r})"
+    return [f"{describe(k)} (this directory: {recorded.get(k)!r}, this command: {wanted.get(k)!r})"
             for k in keys if recorded.get(k) != wanted.get(k)]
+
+
+def describe(key: str) -> str:
+    return f"{key} (the code's version, not an option)" if key.endswith("_engine") else option_name(key)
 
 
 def refuse_other_configuration(directory: Path, recorded: dict[str, Any], wanted: dict[str, Any]) -> None:

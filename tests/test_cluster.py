@@ -156,6 +156,20 @@ def test_local_processes_give_the_same_store(tmp_path: Path, reference: list[Any
     assert without_timing(store_rows(tmp_path)) == reference
 
 
+def test_local_processes_are_kept_for_maps_that_share_the_same_value() -> None:
+    with ProcessExecutor(2) as executor:  # max(shared, task): a picklable top-level function
+        assert dict(executor.map_unordered(max, 1, [("a", (0,)), ("b", (5,))])) == {"a": 1, "b": 5}
+        pool = executor._pool
+        assert dict(executor.map_unordered(max, 1, [("c", (3,))])) == {"c": 3}
+        assert executor._pool is pool  # certify maps every round: no process started again
+        assert dict(executor.map_unordered(max, 4, [("d", (3,))])) == {"d": 4}
+        assert executor._pool is not pool  # another shared value: other processes
+        with pytest.raises(TypeError):
+            dict(executor.map_unordered(max, 4, [("e", ("x",))]))
+        assert executor._pool is None  # a map that failed leaves no pool behind
+    assert executor._pool is None
+
+
 def test_local_cluster_gives_the_same_store(tmp_path: Path, reference: list[Any], client: Any) -> None:
     executor = Counting(DaskExecutor(client=client))
     summary = synthetic.run(tiny(), str(tmp_path), progress=False, executor=executor)

@@ -191,6 +191,43 @@ def test_verify_says_which_records_another_engine_bracketed(tmp_path, small_budg
     assert all(f"engine {input_space.ENGINE - 1}, this sltcheck's is {input_space.ENGINE}" in line for line in found)
 
 
+def test_a_record_of_another_engine_is_named_and_the_rest_of_it_still_compared():
+    from sltcheck.repro.verify import other_engines
+
+    def record(engine, error):
+        brackets = {"task": {"upper": 1.0}} if engine is None else {"engine": engine, "task": {"upper": 1.0}}
+        return {"error": error, "input_space": brackets}
+
+    current = input_space.ENGINE
+    recorded, derived = [record(None, 0.5), record(current, 0.5)], [record(current, 0.7), record(current, 0.5)]
+    found = other_engines(recorded, derived, "row")
+    assert found == [f"row[0].input_space: bracketed by input-space engine 1, this sltcheck's is {current}, so it "
+                     "cannot be recomputed here (run the figure again with --input-space into a new --out)"]
+    assert recorded[0] == {"error": 0.5}  # the error is still compared
+    assert derived[0] == {"error": 0.7}
+    assert recorded[1] == derived[1] == record(current, 0.5)  # the same engine: compared whole
+
+
+def test_a_run_directory_holds_one_engine_s_brackets(tmp_path, monkeypatch):
+    from sltcheck.errors import StoredResultError
+    from sltcheck.repro.store import RunDirectory
+    from sltcheck.repro.sweep_config import preset_config
+
+    config = preset_config("fig4", "quick", "theory", widths=(4,), sources=1, input_space=True)
+    with RunDirectory(tmp_path / "run", config.as_record()) as run:
+        run.add("0", {"records": []})
+    monkeypatch.setattr(input_space, "ENGINE", input_space.ENGINE + 1)
+    with pytest.raises(StoredResultError, match="input_space_engine"):
+        RunDirectory(tmp_path / "run", config.as_record())
+
+
+@pytest.mark.parametrize("model", ["mha", "transformer"])
+@pytest.mark.parametrize("space", input_space.SPACES)
+def test_every_form_a_space_takes_has_a_budget(space, model):
+    forms = {input_space.FORM[space, model]} | ({"interval"} if (space, model) == ("ball", "transformer") else set())
+    assert all(form in input_space.BOX_BUDGET[space] for form in forms)
+
+
 def test_readme_section_and_report_card_show_the_brackets(tmp_path, small_budget):
     from sltcheck.cli import main
     from sltcheck.repro import input_space_text, synthetic

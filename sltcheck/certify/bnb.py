@@ -105,14 +105,13 @@ def argued(arith: Backend, family: Family, values: dict[str, Any], lows: Sequenc
     return None
 
 
-def evaluate_boxes(shared: tuple[Any, ...], boxes: list[Box]) -> list[BoxResult]:
-    """Worker entry point: the family (itself, or by key from another process) and the backend by name
-    (rebuilt in the worker), and optionally whether the midpoints' lower bounds are wanted (default: yes)."""
+def evaluate_boxes(shared: tuple[Any, str], boxes: list[Box], lower: bool = True) -> list[BoxResult]:
+    """Worker entry point: ``shared`` the family (itself, or by key from another process) and the backend by
+    name (rebuilt in the worker); ``lower``: whether the midpoints' lower bounds are wanted."""
     from sltcheck.certify import families
 
-    named, backend_name, *rest = shared
+    named, backend_name = shared
     family, arith = (families()[named] if isinstance(named, str) else named), backend(backend_name)
-    lower = bool(rest[0]) if rest else True
     if arith.name == "arrays":
         return evaluate_batch(arith, family, boxes, lower)
     return [evaluate_box(arith, family, box, lower=lower) for box in boxes]

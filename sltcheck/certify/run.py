@@ -57,7 +57,7 @@ def _evaluate(executor: Executor, family: Family, backend_name: str, boxes: list
     closures do not pickle), which must then name this very family: a family changed and not registered
     would be enclosed there as the registered one while its points used the changed one."""
     chunk = CHUNK_ARRAYS if backend_name == "arrays" else CHUNK
-    tasks = [(f"{i:06d}", (boxes[i:i + chunk],)) for i in range(0, len(boxes), chunk)]
+    tasks = [(f"{i:06d}", (boxes[i:i + chunk], lower)) for i in range(0, len(boxes), chunk)]
     if isinstance(executor, InProcessExecutor):
         named: Family | str = family
     else:
@@ -67,7 +67,7 @@ def _evaluate(executor: Executor, family: Family, backend_name: str, boxes: list
             raise ValueError(f"family {family.key!r} is not the registered family of that key, so workers in other "
                              f"processes cannot rebuild it: register it, or run it in this process (workers 1)")
         named = family.key
-    found = dict(executor.map_unordered(evaluate_boxes, (named, backend_name, lower), tasks))
+    found = dict(executor.map_unordered(evaluate_boxes, (named, backend_name), tasks))  # one pool per family
     return [r for k, _ in tasks for r in found[k]]
 
 

@@ -414,8 +414,9 @@ def bracket(space: Space, pair: SourcePair, starts: np.ndarray, seed: np.random.
     the smaller of it and the branch-and-bound's (which, through several blocks, can stay above it)."""
     point, value = search(space, pair, starts, seed)
     searched = value
-    scaled = max(BATCH, int(BOX_BUDGET[space.name][pair.form(space)] / pair.cost(space.length)))
-    upper, point, value, boxes = branch_and_bound(space, pair, point, value, budget or scaled)
+    if budget is None:
+        budget = max(BATCH, int(BOX_BUDGET[space.name][pair.form(space)] / pair.cost(space.length)))
+    upper, point, value, boxes = branch_and_bound(space, pair, point, value, budget)
     upper = min(upper, cap)
     with mpmath.workdps(dps):
         exact = pair.mp_error(space.mp_tokens(point, dps), dps)

@@ -69,8 +69,15 @@ class SweepConfig:
 
     def as_record(self) -> dict[str, Any]:
         """The options as stored and fingerprinted; ``input_space`` only where set, so that a run
-        directory written before the option existed keeps its fingerprint."""
-        return omit_unset(asdict(self), ("input_space",))
+        directory written before the option existed keeps its fingerprint, and then with the version of the
+        enclosures that bracket it (``input_space_engine``): another engine's brackets differ, so a run
+        directory holds one engine's."""
+        record = omit_unset(asdict(self), ("input_space",))
+        if self.input_space:
+            from sltcheck.repro.input_space import ENGINE
+
+            record["input_space_engine"] = ENGINE
+        return record
 
 
 def omit_unset(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:

@@ -59,6 +59,7 @@ def _config(summary: dict[str, Any]) -> Any:
     from sltcheck.repro.sweep_config import SweepConfig
 
     given = dict(summary["config"])
+    given.pop("input_space_engine", None)  # derived from input_space (the records name theirs: other_engines)
     for name in ("widths", "lengths", "blocks"):
         given[name] = tuple(given.get(name) or ())
     try:
