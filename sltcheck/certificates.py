@@ -345,7 +345,25 @@ def family_problems(entries: list[Any]) -> list[str]:
             if entry.get(field) != value:
                 found.append(f"{where} {field}: recorded {entry.get(field)!r}, the family's is {value!r}")
         found += [f"{where} {p}" for p in _verdict_problems(entry, family.known_supremum)]
+        found += [f"{where} {p}" for p in _cap_problems(entry, family.capped_by, entries)]
     return found
+
+
+def _cap_problems(entry: dict[str, Any], capped_by: str | None, entries: list[Any]) -> list[str]:
+    """A capped family's cap: its family's, and at least that family's upper end as the same results hold it."""
+    recorded = entry.get("capped_by")
+    if capped_by is None:
+        return [] if recorded is None else [f"capped_by: recorded {recorded!r}, the family has no cap"]
+    if not isinstance(recorded, dict) or recorded.get("family") != capped_by:
+        return [f"capped_by: recorded {recorded!r}, the family's cap is {capped_by!r}"]
+    cap = _number(recorded.get("cap"))
+    if cap is None:
+        return []  # no box took a cap
+    capping = [e for e in entries if isinstance(e, dict) and e.get("key") == capped_by]
+    upper = _number(capping[0].get("sup_upper")) if capping else None
+    if upper is None or upper > cap:
+        return [f"capped_by.cap: {cap!r} rests on {capped_by}, whose upper end here is {upper!r}"]
+    return []
 
 
 def _verdict_problems(entry: dict[str, Any], known_supremum: float | None) -> list[str]:

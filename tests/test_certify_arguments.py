@@ -252,9 +252,11 @@ def test_the_readme_table_says_what_each_argument_proved_and_on_what_machine() -
 
     entry = {"statement": "theorem9", "family": "d1-T2", "variant": "as-proven", "expected": "held",
              "verdict": "held", "sup_lower": 1 - 4e-15, "sup_upper": 1.0, "proven_fraction": 1.0,
-             "proved_by_argument": {"chain slack": 1.0}, "known_supremum": 1.0, "boxes": 3,
+             "proved_by_argument": {"chain slack": 1.0}, "known_supremum": 1.0, "boxes": 3, "rounds": 1,
              "boxes_per_second": 0.7, "seconds": 4.0, "finished": True}
     text = readme_table([entry], "sltcheck certify --budget 60", "2 cores; 4 s in all")
+    assert "| rounds | boxes | boxes/s | seconds |" in text
+    assert "| 1 | 3 | 0.7 | 4 (finished) |" in text
     assert "(boxes/s and seconds on the machine it ran on: 2 cores; 4 s in all)." in text
     assert "load" not in text
     assert "**held** (proved on 100%; chain slack on 100.0%), sup measured / bound in [1 - 4.0e-15, 1]" in text

@@ -13,6 +13,11 @@ it can, splits the others, and stops with one of three verdicts, each proved by 
 - ``undecided``: the budget ran out; the fraction of the family's volume proven (<= 1) and the best
   lower and upper bounds on the supremum say how far it got.
 
+A family may rest on another (:attr:`Family.capped_by`): where a reduction proves that a second family's
+supremum bounds every instance of the first (Lemma 13's ratio at any eps is at most its derivative's ratio
+over the whole cube, the eps -> 0 limit: the mean-value theorem), the second family's certified upper end
+caps every box of the first.
+
 Where a bound is attained (bound - measured exactly 0 on a set of the family), no quotient of
 enclosures rounded outward closes a box that touches that set; the family's :attr:`Family.arguments`
 (:mod:`sltcheck.certify.arguments`: its proof's chain term by term, exact rational arithmetic on
@@ -101,6 +106,10 @@ class Family:
     # Python branching on an enclosure's ends, ``Backend.where`` and numpy's maximum instead;
     # :func:`feasibility_state` for the state); such a family is certified on it by default
     vectorised: bool = False
+    # the key of a family whose certified upper end bounds measured / bound at every instance of this one (its
+    # docstring argues why): a box whose own upper is larger takes that family's (certify runs it first, in the
+    # same box store, and records the cap it used; verify checks the store still proves it)
+    capped_by: str | None = None
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -108,6 +117,8 @@ class Family:
         if self.vectorised and self.arguments:
             raise ValueError(f"family {self.key}: a vectorised family has no arguments (its boxes are enclosed "
                              "in batches; the arguments decide one box at a time)")
+        if self.capped_by == self.key:
+            raise ValueError(f"family {self.key}: capped_by must name another family, got its own key")
 
     @property
     def key(self) -> str:
@@ -143,7 +154,18 @@ def families() -> dict[str, Family]:
     for module in parts("family").values():
         for family in module.FAMILIES:
             found[family.key] = family
+    check_caps(found)
     return found
+
+
+def check_caps(found: dict[str, Family]) -> None:
+    """Each ``capped_by`` names a family of ``found``, of the same statement and not capped itself (a
+    ``ValueError`` naming the family otherwise)."""
+    for family in found.values():
+        cap = found.get(family.capped_by) if family.capped_by else None
+        if family.capped_by and (cap is None or cap.statement != family.statement or cap.capped_by):
+            raise ValueError(f"family {family.key}: capped_by must name an uncapped family of {family.statement}, "
+                             f"got {family.capped_by!r}")
 
 
 def select(only: Sequence[str] | None = None, family: Sequence[str] | None = None) -> list[Family]:

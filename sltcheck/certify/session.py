@@ -65,13 +65,18 @@ class CertifyConfig:
             raise ValueError(f"workers: must be an integer >= 1 or None, got {self.workers!r}")
 
     def families(self) -> list[Any]:
-        """The families the options select (a ``ValueError`` where they select none)."""
-        from sltcheck.certify import select
+        """The families the options select (a ``ValueError`` where they select none), each capped one after the
+        family that caps it (added where not selected: its certified upper end is what caps the boxes)."""
+        from sltcheck.certify import families, select
 
         chosen = select(list(self.only) or None, list(self.family) or None)
         if not chosen:
             raise ValueError(f"family: {' '.join(self.family)} selects no family of only {' '.join(self.only)}")
-        return chosen
+        ordered: dict[str, Any] = {}
+        for family in chosen:
+            for one in ((families()[family.capped_by],) if family.capped_by else ()) + (family,):
+                ordered.setdefault(one.key, one)
+        return list(ordered.values())
 
 
 def run(config: CertifyConfig, report: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -188,7 +193,7 @@ def earlier_families(out: Path, store: Any) -> dict[str, dict[str, Any]]:
 # left out: it is enclosed again on whatever backend this machine has).
 DERIVED = ("verdict", "finished", "sup_lower", "sup_upper", "proven_fraction", "proved_by_argument", "open_boxes",
            "boxes", "rounds", "seconds", "backend", "tolerance", "best_source", "seeds", "counterexample", "progress",
-           "statement", "family", "variant", "dimensions", "arguments", "expected", "known_supremum")
+           "statement", "family", "variant", "dimensions", "arguments", "capped_by", "expected", "known_supremum")
 
 
 def rederived(entry: dict[str, Any], store: Any) -> tuple[dict[str, Any], list[str]]:
@@ -205,6 +210,9 @@ def rederived(entry: dict[str, Any], store: Any) -> tuple[dict[str, Any], list[s
                        "(the store moved, or the entry was written by hand)"]
     config, state, opened = found
     again = summary(family, state, opened, config.get("backend"), config.get("tolerance"))
+    unproved = _unproved_cap(family, state, store)
+    if unproved:
+        return entry, [f"families {entry['key']}: {unproved}"]
     if isinstance(entry.get("rounds"), int) and state.rounds > entry["rounds"]:
         return {**again, "rests_on_store": {"file": str(store.path), "resumed_at_round": state.rounds,
                                             "boxes_before": state.evaluated,
@@ -215,6 +223,20 @@ def rederived(entry: dict[str, Any], store: Any) -> tuple[dict[str, Any], list[s
     return entry, [f"families {entry['key']}: {', '.join(differ)} differ from what its stored state in "
                    f"{str(store.path)!r} gives (verdict recorded {entry.get('verdict')!r}, derived "
                    f"{again['verdict']!r})"] if differ else []
+
+
+def _unproved_cap(family: Any, state: Any, store: Any) -> str | None:
+    """Why the cap a capped family's boxes took is not what the store proves (None where it is, or no cap was
+    taken): every cap taken must be at least the capping family's upper end as its verified rows give it."""
+    from sltcheck.certify.run import capping
+
+    if state.cap is None:
+        return None
+    proved = capping(family, store) if family.capped_by is not None else None
+    if proved is None or proved > state.cap:
+        return (f"its boxes took the cap {state.cap!r} from {family.capped_by}, but the box store "
+                f"{str(store.path)!r} proves {'no cap' if proved is None else f'only {proved!r}'} for it")
+    return None
 
 
 def _same(recorded: Any, derived: Any) -> bool:

@@ -37,6 +37,7 @@ class State:
     best_source: str | None = None  # where the best lower bound came from (midpoint, snap, climb, a seed)
     argued_volume: dict[str, float] = field(default_factory=dict)  # closed volume proved by each argument
     seeds: list[dict[str, Any]] = field(default_factory=list)  # every seed tried: source, ratio, in family
+    cap: float | None = None  # the least cap any round took from the family's ``capped_by`` (None: none)
 
 
 # An open box: (-upper, seq, box, volume, the argument that proved it <= 1 or None).

@@ -33,6 +33,19 @@ Two forms (``families(..., segments=(the T that take the second))``):
   the sup over the box's s at the box's 2^T vertices, and the ratio (difference over bound, one quotient)
   in its centred form in alpha, a and the u_k (:func:`sltcheck.numerics.dual.centred`: second order in the
   box's width). ``segment_scale`` halves a direction only where eps makes it count.
+
+The limit family ``d1-T{T}-limit`` (:func:`limit_families`; Lemma 13 at T = 2, 3) caps the segment family
+(``Family.capped_by``): the ratio at eps -> 0, the derivative of row 1's output along a vertex s over
+4 alpha^2 + w_eps (times the factor), at every X = alpha u in the cube [-alpha, alpha]^T; dimensions alpha, a
+and the u_k only. Its supremum bounds the segment family's ratio at every eps: both ends of the segment
+x + t eps s lie in the cube, so all of it does (convex), and the difference over eps is the mean over t of
+the derivative along s there, at most the sup over the cube and over s in [-1, 1]^T (a linear form in s: its
+|.| is largest at a vertex; s -> -s gives s_1 = 1); the bound over eps is at least its value at eps = 0
+(exprel >= 1). The limit family's reductions keep that supremum over the whole cube: X -> -X (the block is
+odd, its derivative even) gives u_1 >= 0, and permuting tokens 2..T with their s_k sorts u_2..u_T. So the
+segment family is decided by a family with T + 2 dimensions instead of 2T + 3 (its eps and directions gone),
+and its own supremum is the limit's up to what eps >= 1e-6 leaves out (the cap is an upper end; the segment
+family's lower end is its own instances').
 """
 
 from __future__ import annotations
@@ -243,6 +256,58 @@ def segment_enclosure(T: int, with_block: bool, factor: float, eps_weight: float
     return enclose
 
 
+def limit_enclosure(T: int, with_block: bool, factor: float, eps_weight: float) -> Enclose:
+    """The limit family's candidates, one per (vertex s of :func:`directions`, output sign): the derivative of
+    the output along s at X = alpha u exactly, over factor (4 alpha^2 + eps weight), the bound over eps at
+    eps = 0; as one quotient, in its centred form in alpha, a and the u_k where the plain one exceeds 1."""
+
+    def quotients(arith: Backend, values: dict[str, Any]) -> list[Any]:
+        zero = arith.point(0.0)
+        bound = factor * (4 * values["alpha"] * values["alpha"] + eps_weight)
+        parts = derivative_parts(arith, values, zero, zero, T)
+        return [output / bound for s in directions(T)
+                for output in outputs(attention_derivative(arith, values, zero, s, zero, parts=parts), s[0],
+                                      with_block)]
+
+    names = ["alpha", "a", *(f"u{k}" for k in range(1, T + 1))]
+
+    def enclose(arith: Backend, values: dict[str, Any]) -> list[Ratio]:
+        plain = quotients(arith, values)
+        one = arith.point(1.0)
+        if all(arith.is_point(v) for v in values.values()):
+            return [(quotient, one) for quotient in plain]
+        tight = refined(arith, values, plain, lambda some: centred(arith, some, names, quotients), 1.0)
+        return [(quotient, one) for quotient in tight]
+
+    return enclose
+
+
+def limit_families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
+                   expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = (2, 3)) -> list[Family]:
+    """The limit family per T of ``sizes`` and variant (the module's docstring: what it bounds, and why): its
+    instances are the segment family's at the smallest eps (a lower end of both suprema)."""
+    out = []
+    for T in sizes:
+        segmented = instance_maker(T, with_block)
+
+        def instance(point: dict[str, float], choice: int, make: Any = segmented) -> dict[str, Any]:
+            return make({**point, "log10_eps": LOG_EPS_LOW}, choice)
+
+        for variant, (factor, eps_weight) in variants.items():
+            out.append(Family(
+                statement=statement, name=f"d1-T{T}-limit", variant=variant,
+                dimensions=tuple(d for d in dimensions(T) if d.name != "log10_eps"),
+                enclose=limit_enclosure(T, with_block, factor, eps_weight), instance=instance,
+                feasibility=feasibility(T), contains=contains_maker(T, with_block, statement),
+                search_fixed=search_fixed(T, with_block),
+                description=f"the d1-T{T} family's ratio at eps -> 0 (its derivative over the bound's limit) over "
+                            f"every X in [-alpha, alpha]^{T}, alpha in [1, {ALPHA_HIGH}]: an upper end for "
+                            f"d1-T{T} at every eps",
+                expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held",
+                vectorised=True))
+    return out
+
+
 def segment_scale(T: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A direction s_k moves its token by eps s_k where u_k moves it by alpha u_k: its width counts eps / alpha
     times (eps and alpha at the ends that make it most), so s is halved only where eps is large. log10 eps's
@@ -356,11 +421,12 @@ def search_fixed(T: int, with_block: bool) -> dict[str, Any]:
 def families(statement: str, with_block: bool, variants: dict[str, tuple[float, float]],
              seeds: Callable[[], list[dict[str, Any]]] | None = None,
              expected: dict[str, dict[int, str]] | None = None, sizes: tuple[int, ...] = SIZES,
-             segments: tuple[int, ...] = ()) -> list[Family]:
+             segments: tuple[int, ...] = (), capped: tuple[int, ...] = ()) -> list[Family]:
     """One family per T and variant; ``variants``: name -> (factor, eps weight) of the bound
     factor H sqrt(d1) (alpha (exp(4 alpha eps) - 1) + eps weight x eps). ``expected``: variant ->
     {T: the known answer} for the variants not expected to hold (unknown at the other T). ``segments``: the T
-    whose families take the perturbation's directions as dimensions (:func:`segment_enclosure`)."""
+    whose families take the perturbation's directions as dimensions (:func:`segment_enclosure`); ``capped``: the T
+    whose families are capped by their limit family (:func:`limit_families`, to be registered beside them)."""
     out = []
     for T in sizes:
         segmented = T in segments
@@ -375,6 +441,7 @@ def families(statement: str, with_block: bool, variants: dict[str, tuple[float, 
                             f"[1, {ALPHA_HIGH}], eps_max in [1e{LOG_EPS_LOW:+.0f}, 1e{LOG_EPS_HIGH:+.0f}]",
                 expected=(expected or {}).get(variant, {}).get(T) if variant in (expected or {}) else "held",
                 vectorised=True,
-                split_scale=segment_scale(T) if segmented else None))
+                split_scale=segment_scale(T) if segmented else None,
+                capped_by=f"{statement}/d1-T{T}-limit/{variant}" if T in capped else None))
     return out
 

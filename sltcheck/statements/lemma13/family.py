@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from sltcheck.statements.lemma12.fraction import fraction_families
 from sltcheck.statements.lemma12.plane_family import plane_families
-from sltcheck.statements.lemma12.token_families import families
+from sltcheck.statements.lemma12.token_families import families, limit_families
 
 FAMILIES = families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
-                    expected={"as-stated": {4: "counterexample"}}, segments=(2, 3))
+                    expected={"as-stated": {4: "counterexample"}}, segments=(2, 3), capped=(2, 3))
+# Their caps: the ratio at eps -> 0 over the whole cube (Lemma 13's proof, step 3: the mean-value theorem),
+# whose certified upper end bounds d1-T2 and d1-T3 at every eps
+FAMILIES += limit_families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
+                           expected={"as-stated": {}})
 # Two token values at any fraction (any T): the closed form of worst_case.py (25/48 as proven) certified
 # over the fraction; as stated the family holds the counterexamples up to 25/24.
 FAMILIES += fraction_families("lemma13", True, {"as-proven": (2.0, 2.0), "as-stated": (1.0, 2.0)},
