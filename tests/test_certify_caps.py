@@ -18,7 +18,7 @@ import pytest
 
 from sltcheck.certificates import family_problems
 from sltcheck.certify import Dimension, Family, check_caps, families
-from sltcheck.certify.session import CertifyConfig, rederived, run
+from sltcheck.certify.session import CertifyConfig, earlier_families, rederived, run
 from sltcheck.certify.store import Store
 from sltcheck.numerics.balls import backend
 from sltcheck.statements.lemma12 import token_families
@@ -51,8 +51,15 @@ def toys(monkeypatch: pytest.MonkeyPatch) -> tuple[Family, Family]:
     return cap, capped
 
 
-def _certify(tmp_path: Path, *keys: str) -> dict[str, Any]:
-    return run(CertifyConfig(family=keys, out=tmp_path, backend="mpmath", rounds=200, search=False))
+def _certify(tmp_path: Path, *keys: str, rounds: int = 200) -> dict[str, Any]:
+    return run(CertifyConfig(family=keys, out=tmp_path, backend="mpmath", rounds=rounds, search=False))
+
+
+def _narrowing_cap() -> Family:
+    """A cap whose upper end falls as its boxes narrow: 0.9 x plus half the box's width (1.4 on the whole box,
+    1.15 after one round, below 1 after three)."""
+    return replace(_toys()[0], enclose=lambda B, v: [(v["x"] * 0.9 + (B.upper(v["x"]) - B.lower(v["x"])) * 0.5,
+                                                      B.point(1.0))])
 
 
 @pytest.mark.lemma8
@@ -89,6 +96,62 @@ def test_without_its_cap_the_same_family_proves_nothing(tmp_path: Path, monkeypa
     assert entry["verdict"] == "undecided"
     assert entry["proven_fraction"] == 0.0
     assert entry["capped_by"] is None
+
+
+@pytest.mark.lemma8
+def test_a_cap_above_1_closes_nothing_and_a_later_narrower_cap_decides(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap after one round of its family is 1.15: the capped family's boxes take it but stay open (undecided,
+    nothing proved); once the cap's family goes on below 1, the capped family resumes and is held at the new cap,
+    the least cap it took; a finished capped family resumed after its cap narrowed again runs no round and its
+    results still agree with its store (the cap recorded is the one its rounds took)."""
+    _, capped = _toys()
+    cap = _narrowing_cap()
+    monkeypatch.setitem(families(), cap.key, cap)
+    monkeypatch.setitem(families(), capped.key, capped)
+    _certify(tmp_path, cap.key, rounds=1)
+    first = {e["key"]: e for e in _certify(tmp_path, capped.key, rounds=1)["families"]}
+    assert first[cap.key]["sup_upper"] > 1
+    assert first[capped.key]["verdict"] == "undecided"
+    assert first[capped.key]["proven_fraction"] == 0.0
+    assert first[capped.key]["capped_by"]["cap"] == first[cap.key]["sup_upper"]
+    later = {e["key"]: e for e in _certify(tmp_path, capped.key, rounds=4)["families"]}
+    assert later[cap.key]["sup_upper"] <= 1
+    assert later[capped.key]["verdict"] == "held"
+    assert later[capped.key]["capped_by"]["cap"] == later[cap.key]["sup_upper"]
+    _certify(tmp_path, cap.key, rounds=200)
+    last = {e["key"]: e for e in _certify(tmp_path, capped.key, rounds=200)["families"]}
+    assert last[cap.key]["sup_upper"] < later[cap.key]["sup_upper"]
+    assert last[capped.key]["capped_by"] == later[capped.key]["capped_by"]
+    store = Store(tmp_path / "boxes.sqlite")
+    try:
+        assert earlier_families(tmp_path, store)[capped.key]["verdict"] == "held"  # re-read: nothing differs
+    finally:
+        store.close()
+
+
+@pytest.mark.lemma8
+def test_a_cap_below_what_its_family_proves_is_reported(tmp_path: Path, toys: tuple[Family, Family],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutant: the capped family's boxes take half the proved cap; re-reading its results says so."""
+    import sltcheck.certify.run as driver
+
+    _, capped = toys
+    proved = driver.capping
+    def halved(family: Family, store: Store) -> float | None:
+        cap = proved(family, store)
+        return None if cap is None else cap / 2
+
+    monkeypatch.setattr(driver, "capping", halved)
+    entry = {e["key"]: e for e in _certify(tmp_path, capped.key)["families"]}[capped.key]
+    monkeypatch.setattr(driver, "capping", proved)
+    store = Store(tmp_path / "boxes.sqlite")
+    try:
+        problems = rederived(entry, store)[1]
+    finally:
+        store.close()
+    assert len(problems) == 1, problems
+    assert "proves only" in problems[0]
 
 
 @pytest.mark.lemma8
@@ -132,8 +195,9 @@ def test_a_cap_must_name_an_uncapped_family_of_the_same_statement() -> None:
     check_caps({cap.key: cap, capped.key: capped})
     for found in ({capped.key: capped},  # its cap missing
                   {cap.key: replace(cap, statement="lemma5"), capped.key: capped},
+                  {cap.key: replace(cap, variant="as-proven"), capped.key: capped},  # another bound
                   {cap.key: replace(cap, capped_by=capped.key), capped.key: capped}):
-        with pytest.raises(ValueError, match="capped_by must name an uncapped family of lemma8"):
+        with pytest.raises(ValueError, match="capped_by must name an uncapped family of lemma8 as-stated"):
             check_caps(found)
     with pytest.raises(ValueError, match="capped_by must name another family"):
         replace(cap, capped_by=cap.key)
@@ -175,14 +239,16 @@ def _instances(T: int, rng: np.random.Generator, count: int) -> list[Instance]:
     the ball; half with the tokens where Lemma 13's worst cases lie (x_1 near alpha, the others near -alpha)."""
     out = []
     while len(out) < count:
+        kind = len(out) % 3  # 0: anywhere; 1: the worst region; 2: the worst region, a vertex direction, eps small
         alpha, a, c = rng.uniform(1, 2), rng.uniform(-1, 1), float(rng.choice([-1.0, 1.0]))
-        eps = 10.0 ** rng.uniform(-6, -1)
-        if len(out) % 2:
+        eps = 10.0 ** (rng.uniform(-6, -4) if kind == 2 else rng.uniform(-6, -1))
+        if kind:
             u = [rng.uniform(0.9, 1.0), *(-rng.uniform(0.9, 1.0) for _ in range(T - 1))]
         else:
             u = list(rng.uniform(-1, 1, T))
         X = [alpha * v for v in u]
-        Xp = [x + eps * s for x, s in zip(X, rng.uniform(-1, 1, T), strict=True)]
+        s = rng.choice([-1.0, 1.0], T) if kind == 2 else rng.uniform(-1, 1, T)
+        Xp = [x + eps * sk for x, sk in zip(X, s, strict=True)]
         if all(abs(p) <= alpha for p in Xp):
             out.append((alpha, a, c, X, Xp))
     return out
@@ -213,12 +279,35 @@ def test_the_limit_bounds_the_statement_at_every_eps(T: int, variant: str, facto
 
 
 @pytest.mark.lemma13
-def test_a_limit_without_the_block_s_factor_is_refuted() -> None:
-    """The mutant: the attention's derivative alone (no (1 + w) x (c Attn + x)): some instance exceeds it."""
-    mutant = token_families.limit_enclosure(3, False, 1.0, 2.0)
+@pytest.mark.parametrize(("with_block", "scale"), [(False, 1.0), (True, 1.02)])
+def test_a_limit_without_the_block_s_factor_or_2_percent_low_is_refuted(with_block: bool, scale: float) -> None:
+    """The mutants: the attention's derivative alone (no (1 + w) x (c Attn + x)), and the limit 2% too low (its
+    bound 2% too large): some instance exceeds each (at a vertex direction and small eps the statement's ratio is
+    within about eps of the limit's)."""
+    mutant = token_families.limit_enclosure(3, with_block, scale, 2.0 * scale)
     exceeded = [_statement_ratio(alpha, a, c, X, Xp, 1.0) > _limit_upper(mutant, alpha, a, X, Xp)
                 for alpha, a, c, X, Xp in _instances(3, np.random.default_rng(RNG_SEED), 40)]
     assert any(exceeded)
+
+
+@pytest.mark.lemma13
+def test_the_limit_is_the_same_at_minus_x_and_with_tokens_2_to_t_permuted() -> None:
+    """The limit family's reductions (u_1 >= 0, u_2 <= ... <= u_T): its largest candidate at a point X is its
+    largest at -X and at X with tokens 2 and 3 swapped (its candidates run over every vertex direction)."""
+    family = families()["lemma13/d1-T3-limit/as-stated"]
+    arith = backend("arrays").scalar
+    rng = np.random.default_rng(RNG_SEED)
+
+    def largest(alpha: float, a: float, u: list[float]) -> float:
+        values = {"alpha": arith.point(alpha), "a": arith.point(a),
+                  **{f"u{k}": arith.point(v) for k, v in enumerate(u, start=1)}}
+        return max(arith.magnitude(numerator)[1] for numerator, _one in family.enclose(arith, values))
+
+    for _ in range(12):
+        alpha, a, u = rng.uniform(1, 2), rng.uniform(-1, 1), list(rng.uniform(-1, 1, 3))
+        at = largest(alpha, a, u)
+        assert largest(alpha, a, [-v for v in u]) == pytest.approx(at, rel=1e-12)
+        assert largest(alpha, a, [u[0], u[2], u[1]]) == pytest.approx(at, rel=1e-12)
 
 
 @pytest.mark.lemma13
@@ -246,3 +335,21 @@ def test_the_limit_at_a_point_is_the_statement_at_a_vanishing_eps() -> None:
             low, high = arith.magnitude(numerator)[0], arith.magnitude(numerator)[1]
             assert math.isclose(exact, low, rel_tol=1e-12, abs_tol=1e-15)
             assert math.isclose(exact, high, rel_tol=1e-12, abs_tol=1e-15)
+
+
+@pytest.mark.lemma8
+def test_a_box_s_upper_never_exceeds_its_parent_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An enclosure that is not inclusion-monotone (0.5 on the whole box, 0.8 on every smaller one, over the ratio
+    0.4 x): the children keep their parent's 0.5, so the family's upper end never rises between rounds (a cap taken
+    from it stays proved)."""
+    def enclose(B: Any, v: dict[str, Any]) -> list[Any]:
+        if all(B.is_point(x) for x in v.values()):
+            return [(v["x"] * 0.4, B.point(1.0))]
+        whole = B.upper(v["x"]) - B.lower(v["x"]) > 0.9
+        return [(B.interval(0.0, 0.5 if whole else 0.8), B.point(1.0))]
+
+    toy = replace(_toys()[0], name="toy-wider", enclose=enclose)
+    monkeypatch.setitem(families(), toy.key, toy)
+    entry = _certify(tmp_path, toy.key, rounds=3)["families"][0]
+    assert entry["sup_upper"] < 0.6  # 0.5 rounded outward, not 0.8
+    assert all(row[3] < 0.6 for row in entry["progress"])

@@ -159,13 +159,14 @@ def families() -> dict[str, Family]:
 
 
 def check_caps(found: dict[str, Family]) -> None:
-    """Each ``capped_by`` names a family of ``found``, of the same statement and not capped itself (a
-    ``ValueError`` naming the family otherwise)."""
+    """Each ``capped_by`` names a family of ``found``, of the same statement and variant (the same bound) and not
+    capped itself (a ``ValueError`` naming the family otherwise)."""
     for family in found.values():
         cap = found.get(family.capped_by) if family.capped_by else None
-        if family.capped_by and (cap is None or cap.statement != family.statement or cap.capped_by):
-            raise ValueError(f"family {family.key}: capped_by must name an uncapped family of {family.statement}, "
-                             f"got {family.capped_by!r}")
+        if family.capped_by and (cap is None or (cap.statement, cap.variant) != (family.statement, family.variant)
+                                 or cap.capped_by):
+            raise ValueError(f"family {family.key}: capped_by must name an uncapped family of {family.statement} "
+                             f"{family.variant}, got {family.capped_by!r}")
 
 
 def select(only: Sequence[str] | None = None, family: Sequence[str] | None = None) -> list[Family]:

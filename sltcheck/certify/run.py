@@ -35,9 +35,8 @@ from sltcheck.schema import SCHEMA_VERSION
 
 BATCH = 256  # boxes popped per round (fixed: the result must not depend on the worker count)
 CHUNK = 64  # boxes per task
-# split "best": the least relative gain in a half's upper that the chosen dimension must bring (measured on
-# theorem14/B2-d1-T2, one process, 60 s: at 1% its lemma13-as-stated variant had proved 99.4% of the volume, at 5%
-# 100% in 38 s; as-proven took 37 s instead of 25 s, 2.5% and 10% were slower for lemma13-as-stated: 52 s, 56 s)
+# split "best": the least relative gain in a half's upper that the chosen dimension must bring, else the widest
+# dimension is halved (chosen on theorem14/B2-d1-T2 against 1%, 2.5% and 10%: docs/results/certify.md)
 BEST_GAIN = 5e-2
 # the arrays backend encloses a task's boxes in one batch: larger rounds and tasks
 BATCH_ARRAYS, CHUNK_ARRAYS = 8192, 8192
@@ -119,8 +118,6 @@ def run_family(family: Family, store: Store, options: CertifyOptions) -> dict[st
     deadline = time.perf_counter() + options.budget  # the seeding counts against the budget
     cap = capping(family, store)
     state, heap = _start(family, store, options, config, executor, cap)
-    if cap is not None:
-        state.cap = cap if state.cap is None else min(state.cap, cap)
     start = time.perf_counter()
     spent = state.seconds
     last_row = -math.inf
@@ -150,17 +147,34 @@ def capping(family: Family, store: Store) -> float | None:
     return upper if math.isfinite(upper) else None
 
 
-def capped_by(family: Family) -> str:
+def cap_argument(family: Family) -> str:
     """How a box the cap proves is recorded (as an argument's boxes are: ``proved_by_argument``)."""
     return f"capped by {family.capped_by}"
 
 
-def _capped(family: Family, results: list[BoxResult], cap: float | None) -> list[BoxResult]:
-    """Each result whose upper exceeds ``cap`` takes the cap (a bound on every instance of the family)."""
+def _capped(family: Family, state: State, results: list[BoxResult], cap: float | None) -> list[BoxResult]:
+    """Each result whose upper exceeds ``cap`` takes the cap (a bound on every instance of the family); where one
+    does, ``state.cap`` becomes the least cap taken (saved with the round that took it: what verify checks)."""
     if cap is None:
         return results
-    name = capped_by(family)
-    return [replace(r, upper=cap, argument=name) if r.state != OUTSIDE and r.upper > cap else r for r in results]
+    name = cap_argument(family)
+    out = [replace(r, upper=cap, argument=name) if r.state != OUTSIDE and r.upper > cap else r for r in results]
+    if any(r.argument == name for r in out):
+        state.cap = cap if state.cap is None else min(state.cap, cap)
+    return out
+
+
+def _within_parents(popped: list[Item], results: list[BoxResult]) -> list[BoxResult]:
+    """Each child's result with an upper above its parent's takes the parent's (and the argument that proved it):
+    the child lies inside the parent, so that bound holds there too, and no family's upper end ever rises
+    between rounds (a cap taken from it stays proved)."""
+    out = []
+    for index, result in enumerate(results):
+        upper, _, _, _, argument = popped[index // 2]
+        if result.state != OUTSIDE and result.upper > -upper:
+            result = replace(result, upper=-upper, argument=argument)
+        out.append(result)
+    return out
 
 
 def _searching(family: Family, options: CertifyOptions) -> bool:
@@ -170,13 +184,14 @@ def _searching(family: Family, options: CertifyOptions) -> bool:
 
 def _configuration(family: Family, options: CertifyOptions) -> dict[str, Any]:
     """What the stored proof depends on (a resumed run must have the same): backend, tolerance, box,
-    seeding search, climb, arguments and split."""
+    seeding search, climb, arguments, split and the capping family (only where there is one: a store written
+    before caps resumes)."""
     return {"schema_version": SCHEMA_VERSION, "backend": options.backend_name, "tolerance": options.tolerance,
             "dimensions": [[d.name, d.low, d.high] for d in family.dimensions],
             "search": {"seeds": list(SEARCH_SEEDS), "budget": SEARCH_BUDGET} if _searching(family, options) else None,
             "climb": CLIMB_EVALUATIONS if options.climb else None,
             "arguments": [argument.name for argument in family.arguments], "split": family.split,
-            "capped_by": family.capped_by}
+            **({"capped_by": family.capped_by} if family.capped_by else {})}
 
 
 def _start(family: Family, store: Store, options: CertifyOptions, config: dict[str, Any],
@@ -191,7 +206,7 @@ def _start(family: Family, store: Store, options: CertifyOptions, config: dict[s
         return state, heap
     state, heap = State(), []
     began = time.perf_counter()
-    first = _capped(family, _evaluate(executor, family, options.backend_name, [root(family)]), cap)[0]
+    first = _capped(family, state, _evaluate(executor, family, options.backend_name, [root(family)]), cap)[0]
     state.evaluated = 1
     _take_lower(state, first, "midpoint")
     sources = [("the family's pinned seeds", family.seeds() if family.seeds else []),
@@ -224,7 +239,7 @@ def _round(family: Family, options: CertifyOptions, executor: Executor, state: S
     popped, removed = _pop(family, state, heap, options.tolerance,
                            BATCH_ARRAYS if options.backend_name == "arrays" else BATCH)
     children, results = _children(executor, family, options.backend_name, popped)
-    results = _capped(family, results, cap)
+    results = _capped(family, state, _within_parents(popped, results), cap)
     # enclosures computed: a "best" split encloses every dimension's halves, and (but on arrays, which reuse
     # the chosen pair) the chosen halves again
     per_child = 1 if family.split == "widest" else len(family.dimensions) + (options.backend_name != "arrays")
@@ -299,7 +314,7 @@ def _keep_or_close(family: Family, state: State, heap: list[Item], children: lis
 def _settled(family: Family, upper: float, argument: str | None, best_lower: float, tolerance: float) -> bool:
     """Whether a box is closed: its upper settled by the lower bound within ``tolerance``, or proved <= 1 by
     the cap (its halves would take the same cap: the capping family's bracket is what narrows it)."""
-    capped = family.capped_by is not None and argument == capped_by(family)
+    capped = family.capped_by is not None and argument == cap_argument(family)
     return closable(upper, best_lower, tolerance) or (capped and upper <= 1.0)
 
 

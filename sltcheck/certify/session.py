@@ -232,7 +232,9 @@ def _unproved_cap(family: Any, state: Any, store: Any) -> str | None:
 
     if state.cap is None:
         return None
-    proved = capping(family, store) if family.capped_by is not None else None
+    if family.capped_by is None:
+        return f"its boxes took the cap {state.cap!r}, but the family has no capping family"
+    proved = capping(family, store)
     if proved is None or proved > state.cap:
         return (f"its boxes took the cap {state.cap!r} from {family.capped_by}, but the box store "
                 f"{str(store.path)!r} proves {'no cap' if proved is None else f'only {proved!r}'} for it")

@@ -137,12 +137,25 @@ def add_to_findings(path: Path, entries: list[dict[str, Any]], backend_name: str
             data = _findings_file_locked(path)
             earlier = {e["key"]: e for e in (data.get(KEY) or {}).get("families", []) if isinstance(e, dict)}
             earlier.update({e["key"]: e for e in entries})
+            _refuse_unproved_caps(list(earlier.values()), path)
             data[KEY] = {"schema_version": SCHEMA_VERSION, "backend": backend_name, "families": list(earlier.values())}
             write_json_atomic(path, seal(json_safe(data)))
     except RunInUseError as error:
         raise RunInUseError(f"--findings {str(path)!r}: its check started meanwhile ({error}); the results are kept in "
                             f"{str(out / 'certified.json')!r}: rerun this command when the check has finished to add "
                             "them (it resumes at once)") from None
+
+
+def _refuse_unproved_caps(merged: list[dict[str, Any]], path: Path) -> None:
+    """A merge that would keep a capped family beside another run's capping family with a larger upper end (its
+    cap no longer proved there) is refused before anything is written (the file would be refused when read)."""
+    from sltcheck.certificates import family_problems
+    from sltcheck.errors import UsageError
+
+    problems = [p for p in family_problems(merged) if "capped_by" in p]
+    if problems:
+        raise UsageError(f"--findings {str(path)!r}: adding these families would leave {problems[0]}; add the capped "
+                         "family and its capping family from the same run directory")
 
 
 def _findings_file_locked(path: Path) -> dict[str, Any]:

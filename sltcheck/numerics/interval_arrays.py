@@ -142,16 +142,17 @@ def _as(value: Any) -> Intervals:
     return value if isinstance(value, Intervals) else Intervals(value)
 
 
+# the forms built on intervals, by class name: their modules import this one, so they cannot be imported here
+JET, AFFINE = "Jet", "Affine"
+FORM_MODULES = {JET: "sltcheck.numerics.jets", AFFINE: "sltcheck.numerics.affine_arrays"}
+
+
 def _is_jet(value: Any) -> bool:
-    return type(value).__name__ == "Jet"  # sltcheck.numerics.jets.Jet (which imports this module)
+    return type(value).__name__ == JET
 
 
 def _is_affine(value: Any) -> bool:
-    return type(value).__name__ == "Affine"  # sltcheck.numerics.affine_arrays.Affine (which imports this module)
-
-
-# the forms built on intervals, by class name: their modules import this one, so they cannot be imported here
-FORM_MODULES = {"Jet": "sltcheck.numerics.jets", "Affine": "sltcheck.numerics.affine_arrays"}
+    return type(value).__name__ == AFFINE
 
 
 def _form(value: Any) -> Any:
@@ -291,9 +292,7 @@ def clip(x: Any, low: float, high: float) -> Any:
     if _is_jet(x):
         return type(x)(clip(x.value, low, high), x.grad)
     if _is_affine(x):
-        from sltcheck.numerics import affine_arrays
-
-        return affine_arrays.clip(x, low, high)
+        return _form(x).clip(x, low, high)
     if isinstance(x, Intervals):
         return Intervals(np.where(np.isnan(x.lo), low, np.clip(x.lo, low, high)),
                          np.where(np.isnan(x.hi), high, np.clip(x.hi, low, high)))
@@ -305,9 +304,7 @@ def intersect(a: Any, b: Any) -> Any:
     if _is_jet(a):
         return type(a)(intersect(a.value, b.value), intersect(a.grad, b.grad))
     if _is_affine(a):
-        from sltcheck.numerics import affine_arrays
-
-        return affine_arrays.intersect(a, b)
+        return _form(a).intersect(a, b)
     return Intervals(np.fmax(a.lo, b.lo), np.fmin(a.hi, b.hi))
 
 

@@ -313,9 +313,8 @@ def segment_scale(T: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     times (eps and alpha at the ends that make it most), so s is halved only where eps is large. log10 eps's
     width counts as the part of the family's range of eps that it spans (never more than its own width): the
     difference over eps is its derivative to within about eps, so where eps is small a box hardly depends on it
-    and is halved across the others (a narrow box's factor is about 115 eps: 0.1 at eps = 1e-3). On
-    lemma13/d1-T3/as-stated (one process) that proved 100% of the volume in 72 s instead of 129 s (the
-    directions' factor doubled or halved: slower)."""
+    and is halved across the others (a narrow box's factor is about 115 eps: 0.1 at eps = 1e-3). Measured in
+    docs/results/certify.md."""
 
     names = [d.name for d in dimensions(T, segments=True)]
     alpha, log10_eps, first = names.index("alpha"), names.index("log10_eps"), names.index("s1")
