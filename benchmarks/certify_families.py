@@ -4,7 +4,7 @@
 
 Each family runs once per backend of ``--backends`` that can enclose it (``arrays``, the batch engine,
 only the vectorised families; default: the scalar default backend, arb where python-flint is
-installed, and arrays), side by side in one run, each from a fresh store: the proven volume at
+installed, and arrays), side by side in one run, in one fresh store per backend: the proven volume at
 10, 30 and 60 s and at the end, boxes per second, verdict and bracket. A capped family (``Family.capped_by``)
 runs after its cap in the same store: its wall time includes the cap's where this run starts the cap (not where
 the cap was benchmarked before it), its proven volume over time is its own.

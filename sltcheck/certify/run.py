@@ -135,8 +135,9 @@ def run_family(family: Family, store: Store, options: CertifyOptions) -> dict[st
 
 
 def capping(family: Family, store: Store) -> float | None:
-    """The upper end of the supremum of the family that caps ``family`` (:attr:`Family.capped_by`) as ``store``
-    proves it (verified: digest and volume), or None: no cap, or that family not (yet) in the store."""
+    """The upper end of the supremum of the family that caps ``family``
+    (:attr:`sltcheck.certify.Family.capped_by`) as ``store`` proves it (verified: digest and volume), or None: no
+    cap, or that family not (yet) in the store."""
     if family.capped_by is None:
         return None
     found = store.recorded(family.capped_by)
